@@ -109,7 +109,8 @@ ProcessResult RunProcess(const std::vector<std::string>& argv_in, const RunOptio
 
 std::string BuiltBinary(const std::string& relative_path) {
   const char* dir = std::getenv("FLEXKIT_BUILD_DIR");
-  if (dir == nullptr) throw std::runtime_error("FLEXKIT_BUILD_DIR is not set: run the tests through ctest");
+  if (dir == nullptr)
+    throw std::runtime_error("FLEXKIT_BUILD_DIR is not set: run the tests through ctest");
   return std::string(dir) + "/" + relative_path;
 }
 

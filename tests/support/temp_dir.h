@@ -25,7 +25,7 @@ bool IsRoot();
 }  // namespace flexkit::testing
 
 // Skips the current test, with the reason, unless it runs as root.
-#define FLEXKIT_REQUIRE_ROOT()                                                   \
-  do {                                                                           \
+#define FLEXKIT_REQUIRE_ROOT()                                               \
+  do {                                                                       \
     if (!::flexkit::testing::IsRoot()) GTEST_SKIP() << "needs root: mounts"; \
   } while (0)

@@ -1,0 +1,110 @@
+#include "driver/sdk/crash_guard.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#include "driver/sdk/secrets.h"
+#include "driver/sdk/status.h"
+
+namespace flexvolume {
+namespace {
+
+struct FatalSignal {
+  int number;
+  const char* name;
+};
+constexpr FatalSignal kFatalSignals[] = {
+    {SIGSEGV, "SIGSEGV"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},
+    {SIGFPE, "SIGFPE"},   {SIGILL, "SIGILL"},
+};
+constexpr int kSignalCount = sizeof(kFatalSignals) / sizeof(kFatalSignals[0]);
+
+int g_reply_fd = -1;
+std::string g_verb;
+// Rendered at install time: a signal handler may not allocate.
+std::string g_signal_replies[kSignalCount];
+std::atomic<bool> g_replied{false};
+std::atomic<int> g_exit_code{1};
+
+void WriteAll(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+void OnFatalSignal(int signo) {
+  if (g_replied.exchange(true)) _exit(g_exit_code.load());
+  for (int i = 0; i < kSignalCount; ++i) {
+    if (kFatalSignals[i].number == signo) {
+      WriteAll(g_reply_fd, g_signal_replies[i].data(), g_signal_replies[i].size());
+    }
+  }
+  _exit(1);
+}
+
+std::string CurrentExceptionText() {
+  std::exception_ptr ep = std::current_exception();
+  if (!ep) return "std::terminate was called";
+  try {
+    std::rethrow_exception(ep);
+  } catch (const std::exception& e) {
+    return std::string("uncaught exception: ") + e.what();
+  } catch (...) {
+    return "uncaught exception that is not a std::exception";
+  }
+}
+
+[[noreturn]] void OnTerminate() {
+  if (g_replied.exchange(true)) _exit(g_exit_code.load());
+  std::string reply;
+  try {
+    reply = RenderReply(Fail(SecretRegistry::Global().Redact(
+        g_verb + ": the driver failed: " + CurrentExceptionText())));
+  } catch (...) {
+    reply = "{\"status\":\"Failure\",\"message\":\"the driver failed\"}\n";
+  }
+  WriteAll(g_reply_fd, reply.data(), reply.size());
+  _exit(1);
+}
+
+}  // namespace
+
+void InstallCrashGuard(int reply_fd, const std::string& verb) {
+  g_reply_fd = reply_fd;
+  g_verb = verb.empty() ? "driver" : verb;
+  for (int i = 0; i < kSignalCount; ++i) {
+    g_signal_replies[i] =
+        RenderReply(Fail(g_verb + ": the driver crashed (" + kFatalSignals[i].name + ")"));
+  }
+  // An alternate stack so that a stack overflow still reaches the handler.
+  static char alt_stack[64 * 1024];
+  stack_t ss{};
+  ss.ss_sp = alt_stack;
+  ss.ss_size = sizeof alt_stack;
+  sigaltstack(&ss, nullptr);
+
+  struct sigaction sa {};
+  sa.sa_handler = OnFatalSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+  for (const FatalSignal& s : kFatalSignals) sigaction(s.number, &sa, nullptr);
+  std::set_terminate(OnTerminate);
+}
+
+bool ClaimReply(int exit_code) {
+  g_exit_code.store(exit_code);
+  return !g_replied.exchange(true);
+}
+
+}  // namespace flexvolume

@@ -1,0 +1,91 @@
+#include "driver/sdk/logging.h"
+
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/sinks/rotating_file_sink.h>
+#include <spdlog/sinks/syslog_sink.h>
+#include <syslog.h>
+
+#include <mutex>
+#include <vector>
+
+#include "driver/sdk/secrets.h"
+
+namespace flexvolume {
+namespace {
+
+// Forwards every message to `inner` with known secrets replaced.
+class RedactingSink final : public spdlog::sinks::sink {
+ public:
+  explicit RedactingSink(spdlog::sink_ptr inner) : inner_(std::move(inner)) {}
+
+  void log(const spdlog::details::log_msg& msg) override {
+    std::string text =
+        SecretRegistry::Global().Redact(std::string_view(msg.payload.data(), msg.payload.size()));
+    spdlog::details::log_msg copy = msg;
+    copy.payload = text;
+    inner_->log(copy);
+  }
+  void flush() override { inner_->flush(); }
+  void set_pattern(const std::string& pattern) override { inner_->set_pattern(pattern); }
+  void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override {
+    inner_->set_formatter(std::move(formatter));
+  }
+
+ private:
+  spdlog::sink_ptr inner_;
+};
+
+std::mutex g_mu;
+std::shared_ptr<spdlog::logger> g_logger;  // guarded by g_mu
+// Replaced loggers stay alive: Log() hands out references.
+std::vector<std::shared_ptr<spdlog::logger>> g_retired;
+std::string g_last_error;
+
+std::shared_ptr<spdlog::logger> NullLogger() {
+  return std::make_shared<spdlog::logger>("flexvolume",
+                                          std::make_shared<spdlog::sinks::null_sink_mt>());
+}
+
+}  // namespace
+
+void InitLogging(const LogConfig& config) {
+  std::vector<spdlog::sink_ptr> sinks;
+  std::string error;
+  if (!config.file.empty()) {
+    try {
+      sinks.push_back(
+          std::make_shared<RedactingSink>(std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
+              config.file, config.max_file_bytes, config.max_files)));
+    } catch (const std::exception& e) {
+      error = "cannot open log file " + config.file + ": " + e.what();
+    }
+  }
+  if (config.syslog) {
+    sinks.push_back(std::make_shared<RedactingSink>(
+        std::make_shared<spdlog::sinks::syslog_sink_mt>(config.ident, LOG_PID, LOG_DAEMON, false)));
+  }
+  auto logger = sinks.empty()
+                    ? NullLogger()
+                    : std::make_shared<spdlog::logger>(config.ident, sinks.begin(), sinks.end());
+  logger->set_level(config.level);
+  logger->flush_on(spdlog::level::info);
+  // spdlog's default error handler prints to stderr, which is protocol.
+  logger->set_error_handler([](const std::string&) {});
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_logger) g_retired.push_back(std::move(g_logger));
+  g_logger = std::move(logger);
+  g_last_error = std::move(error);
+}
+
+spdlog::logger& Log() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (!g_logger) g_logger = NullLogger();
+  return *g_logger;
+}
+
+std::string LastLogError() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_last_error;
+}
+
+}  // namespace flexvolume
