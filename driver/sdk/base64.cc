@@ -18,8 +18,14 @@ constexpr std::array<int8_t, 256> kDecode = MakeDecodeTable();
 
 }  // namespace
 
-bool Base64Decode(std::string_view in, std::string* out) {
+bool Base64Decode(std::string_view raw, std::string* out) {
   out->clear();
+  // Go's decoder skips CR and LF wherever they are.
+  std::string in;
+  in.reserve(raw.size());
+  for (char c : raw) {
+    if (c != '\r' && c != '\n') in.push_back(c);
+  }
   if (in.size() % 4 != 0) return false;
   out->reserve(in.size() / 4 * 3);
   for (size_t i = 0; i < in.size(); i += 4) {
@@ -41,8 +47,6 @@ bool Base64Decode(std::string_view in, std::string* out) {
       if (v < 0) return false;
       bits = (bits << 6) | static_cast<uint32_t>(v);
     }
-    // Go's strict decoder rejects non-zero bits hidden under the padding.
-    if ((pad == 1 && (bits & 0xFF) != 0) || (pad == 2 && (bits & 0xFFFF) != 0)) return false;
     out->push_back(static_cast<char>((bits >> 16) & 0xFF));
     if (pad < 2) out->push_back(static_cast<char>((bits >> 8) & 0xFF));
     if (pad < 1) out->push_back(static_cast<char>(bits & 0xFF));

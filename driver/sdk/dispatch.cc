@@ -232,6 +232,9 @@ std::string DescribeCall(const std::vector<std::string>& args) {
     Options o;
     std::string err;
     if (i > 0 && ParseOptions(args[i], &o, &err)) {
+      // Registers the secrets, so a value reused elsewhere is scrubbed too.
+      Options decoded = o;
+      DecodeKubeSecrets(&decoded, &err);
       out += RedactedOptions(o);
     } else if (args[i].find('{') != std::string::npos) {
       // Malformed options were never decoded, so their secrets are unknown.

@@ -57,7 +57,7 @@ bool DecodeKubeSecrets(Options* opts, std::string* err) {
     // The encoded form is as sensitive as the decoded one.
     SecretRegistry::Global().Add(value);
     std::string plain;
-    if (!Base64Decode(TrimTrailingNewlines(value), &plain)) {
+    if (!Base64Decode(value, &plain)) {
       *err = "secret \"" + key + "\" is not valid base64 (standard alphabet, padded)";
       return false;
     }

@@ -34,8 +34,9 @@ bool ParseOptions(std::string_view text, Options* out, std::string* err);
 bool IsSecretKey(std::string_view key);
 
 // Replaces every kubernetes.io/secret/* value by its base64 decoding (the
-// standard alphabet, padded; trailing CR/LF trimmed before and after
-// decoding, since secrets made with `echo | base64` carry one). On an invalid
+// standard alphabet, padded, CR/LF skipped as Go does; a trailing CR/LF of
+// the decoded value is trimmed, since secrets made with `echo | base64` carry
+// one). On an invalid
 // value returns false with *err naming the key only; *opts is unchanged.
 bool DecodeKubeSecrets(Options* opts, std::string* err);
 

@@ -1,0 +1,144 @@
+// Process-level tests of ExecDriver through real driver binaries: what
+// kubelet sees on the combined output, and the exit code.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace {
+
+flexkit::testing::RunOptions WithEnv(const std::string& name, const std::string& value) {
+  flexkit::testing::RunOptions options;
+  options.extra_env[name] = value;
+  return options;
+}
+
+using flexkit::testing::BuiltBinary;
+using flexkit::testing::ProcessResult;
+using flexkit::testing::RunProcess;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string CrashDriver() { return BuiltBinary("tests/driver/sdk/flexkit-crash-driver"); }
+std::string TmpfsDriver() { return BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs"); }
+
+// Exactly one JSON document, newline-terminated, on stdout; nothing on stderr.
+nlohmann::json OneReply(const ProcessResult& r) {
+  EXPECT_EQ(r.err, "") << "stderr must stay empty";
+  EXPECT_FALSE(r.out.empty());
+  EXPECT_EQ(r.out.back(), '\n');
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "more than one line: " << r.out;
+  return nlohmann::json::parse(r.out);
+}
+
+struct CrashCase {
+  const char* name;
+  std::vector<std::string> args;
+  const char* expected_message;
+};
+
+void PrintTo(const CrashCase& c, std::ostream* os) { *os << c.name; }
+
+class CrashTest : public ::testing::TestWithParam<CrashCase> {};
+
+TEST_P(CrashTest, PrintsOneFailureAndExitsOne) {
+  const CrashCase& c = GetParam();
+  std::vector<std::string> argv = {CrashDriver()};
+  argv.insert(argv.end(), c.args.begin(), c.args.end());
+  ProcessResult r = RunProcess(argv);
+  ASSERT_EQ(r.term_signal, 0) << "the driver died of a signal instead of replying";
+  EXPECT_EQ(r.exit_code, 1);
+  nlohmann::json reply = OneReply(r);
+  EXPECT_EQ(reply.at("status"), "Failure");
+  EXPECT_THAT(reply.at("message").get<std::string>(), HasSubstr(c.expected_message));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sdk, CrashTest,
+    ::testing::Values(
+        CrashCase{"exception", {"attach", "{}", "node"}, "attach: attach exploded"},
+        CrashCase{"terminate",
+                  {"detach", "pv", "node"},
+                  "uncaught exception: escaped a noexcept function"},
+        CrashCase{"abort", {"mount", "/d", "{}"}, "mount: the driver crashed (SIGABRT)"},
+        CrashCase{"null_dereference", {"unmount", "/d"}, "unmount: the driver crashed (SIGSEGV)"},
+        CrashCase{"sigfpe", {"isattached", "{}", "node"}, "the driver crashed (SIGFPE)"},
+        CrashCase{"sigbus", {"waitforattach", "", "{}"}, "the driver crashed (SIGBUS)"},
+        CrashCase{
+            "thread_exception", {"getvolumename", "{}"}, "uncaught exception: thread exploded"}),
+    [](const auto& test_info) { return std::string(test_info.param.name); });
+
+TEST(ExecDriver, NoiseFromLibrariesAndChildrenNeverReachesKubelet) {
+  const auto start = std::chrono::steady_clock::now();
+  ProcessResult r = RunProcess({CrashDriver(), "mountdevice", "/d", "/dev/x", "{}"});
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(OneReply(r).at("status"), "Success");
+  // The background `sleep 3` inherited /dev/null, not kubelet's pipe, so the
+  // output closed when the driver exited.
+  EXPECT_LT(elapsed, std::chrono::seconds(2));
+}
+
+TEST(ExecDriver, NoArgumentsIsAFailure) {
+  ProcessResult r = RunProcess({TmpfsDriver()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(OneReply(r).at("status"), "Failure");
+}
+
+TEST(ExecDriver, InitReplyIsExact) {
+  ProcessResult r = RunProcess({TmpfsDriver(), "init"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out,
+            "{\"status\":\"Success\",\"capabilities\":{\"attach\":false,\"selinuxRelabel\":true,"
+            "\"supportsMetrics\":true,\"fsGroup\":true,\"requiresFSResize\":false}}\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(ExecDriver, UnknownVerbIsNotSupportedExitZero) {
+  ProcessResult r = RunProcess({TmpfsDriver(), "frobnicate", "x"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "{\"status\":\"Not supported\"}\n");
+}
+
+TEST(ExecDriver, AttachOfANonAttachableDriverIsNotSupported) {
+  ProcessResult r = RunProcess({TmpfsDriver(), "attach", "{}", "node-1"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "{\"status\":\"Not supported\"}\n");
+}
+
+TEST(ExecDriver, SecretsNeverAppearInRepliesOrLogs) {
+  flexkit::testing::TempDir dir;
+  const std::string log = dir.Join("driver.log");
+  // An invalid size makes mount fail after the secrets were decoded.
+  const std::string json = R"({"kubernetes.io/secret/password":"aHVudGVyMg==","size":"hunter2"})";
+  ProcessResult r = RunProcess({TmpfsDriver(), "mount", dir.Join("vol"), json},
+                               WithEnv("FLEXKIT_TMPFS_LOG", log));
+  EXPECT_EQ(r.exit_code, 1);
+  OneReply(r);
+  EXPECT_THAT(r.out, Not(HasSubstr("hunter2")));
+  EXPECT_THAT(r.out, Not(HasSubstr("aHVudGVyMg")));
+  ProcessResult cat = RunProcess({"/bin/cat", log});
+  EXPECT_THAT(cat.out, HasSubstr("call: \"mount\""));
+  EXPECT_THAT(cat.out, HasSubstr("<redacted>"));
+  EXPECT_THAT(cat.out, Not(HasSubstr("hunter2")));
+  EXPECT_THAT(cat.out, Not(HasSubstr("aHVudGVyMg")));
+}
+
+TEST(ExecDriver, UnwritableLogFileDoesNotBreakTheReply) {
+  ProcessResult r =
+      RunProcess({TmpfsDriver(), "init"}, WithEnv("FLEXKIT_TMPFS_LOG", "/nonexistent/dir/x.log"));
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(OneReply(r).at("status"), "Success");
+}
+
+TEST(ExecDriver, ClosedStdoutStillExitsWithTheRightCode) {
+  ProcessResult r =
+      RunProcess({"/bin/sh", "-c", "\"$0\" frobnicate >&-; echo rc=$?", TmpfsDriver()});
+  EXPECT_EQ(r.out, "rc=0\n");
+}
+
+}  // namespace

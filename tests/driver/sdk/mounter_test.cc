@@ -1,0 +1,87 @@
+#include "driver/sdk/mounter.h"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/support/temp_dir.h"
+
+namespace flexvolume {
+namespace {
+
+TEST(SystemMounter, ListsTheRootMount) {
+  SystemMounter m;
+  std::string err;
+  auto root = m.FindMount("/", &err);
+  EXPECT_EQ(err, "");
+  ASSERT_TRUE(root.has_value());
+  EXPECT_EQ(root->target, "/");
+}
+
+TEST(SystemMounter, PathsSharingAPrefixAreNotConfused) {
+  SystemMounter m;
+  std::string err;
+  // /proc is a mount point; /pro and /proc/self/.. style near-misses are not.
+  EXPECT_TRUE(m.FindMount("/proc", &err).has_value());
+  EXPECT_FALSE(m.FindMount("/pro", &err).has_value());
+}
+
+TEST(FakeMounter, UnmountOfNothingIsAnError) {
+  FakeMounter m;
+  std::string err;
+  EXPECT_FALSE(m.Unmount("/x", &err));
+  EXPECT_NE(err.find("/x"), std::string::npos);
+}
+
+TEST(FakeMounter, FindsTheTopmostMount) {
+  FakeMounter m;
+  std::string err;
+  ASSERT_TRUE(m.Mount("a", "/x", "tmpfs", 0, "", &err));
+  ASSERT_TRUE(m.Mount("b", "/x", "tmpfs", MS_RDONLY, "", &err));
+  auto top = m.FindMount("/x", &err);
+  ASSERT_TRUE(top);
+  EXPECT_EQ(top->source, "b");
+  EXPECT_TRUE(top->read_only);
+}
+
+// Runs `body` in a forked child inside a private mount namespace; the
+// child's exit code is the result (0 = all checks passed).
+int InPrivateNamespace(int (*body)(const std::string&), const std::string& dir) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (unshare(CLONE_NEWNS) != 0 ||
+        mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+      _exit(100);
+    }
+    _exit(body(dir));
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 200;
+}
+
+int MountFindUnmount(const std::string& dir) {
+  SystemMounter m;
+  std::string err;
+  if (!m.Mount("flexkit-test", dir, "tmpfs", MS_RDONLY | MS_NOSUID, "size=1m", &err)) return 1;
+  auto found = m.FindMount(dir, &err);
+  if (!found) return 2;
+  if (found->source != "flexkit-test" || found->fstype != "tmpfs") return 3;
+  if (!found->read_only) return 4;
+  if (!m.Unmount(dir, &err)) return 5;
+  if (m.FindMount(dir, &err)) return 6;
+  if (m.Unmount(dir, &err)) return 7;  // nothing left to unmount
+  if (err.find("EINVAL") == std::string::npos) return 8;
+  return 0;
+}
+
+TEST(SystemMounter, MountFindUnmountInAPrivateNamespace) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir;
+  EXPECT_EQ(InPrivateNamespace(MountFindUnmount, dir.path()), 0);
+}
+
+}  // namespace
+}  // namespace flexvolume
