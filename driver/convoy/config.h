@@ -1,0 +1,61 @@
+#pragma once
+// convoy-flexvolume's configuration: /etc/convoy-flexvolume/config.json, or
+// the file named by $CONVOY_FLEXVOLUME_CONFIG. Every key is optional and a
+// missing file means all defaults:
+//
+//   {
+//     "socket": "/var/run/convoy/convoy.sock",       // this node's daemon
+//     "nodeSockets": {"node-a": "/run/convoy/a.sock"}, // attach/detach/isattached per node
+//     "socketTemplate": "/run/convoy/{node}.sock",     // ... or by template
+//     "mode": "attach",                               // or "mount" (mount-only)
+//     "timeouts": {"connect": "5s", "request": "2m", "waitforattach": "2m"},
+//     "logFile": "/var/log/convoy-flexvolume.log",    // empty: syslog
+//     "stateDir": "/var/lib/convoy-flexvolume"
+//   }
+#include <chrono>
+#include <map>
+#include <string>
+
+namespace convoy_flexvolume {
+
+inline constexpr const char* kDefaultConfigPath = "/etc/convoy-flexvolume/config.json";
+inline constexpr const char* kConfigEnv = "CONVOY_FLEXVOLUME_CONFIG";
+
+enum class Mode { kAttach, kMountOnly };
+
+struct Timeouts {
+  std::chrono::milliseconds connect{5000};
+  std::chrono::milliseconds request{120000};
+  std::chrono::milliseconds wait_for_attach{120000};  // kubelet kills at 10 min
+};
+
+struct Config {
+  std::string socket = "/var/run/convoy/convoy.sock";
+  std::map<std::string, std::string> node_sockets;
+  std::string socket_template;
+  Mode mode = Mode::kAttach;
+  Timeouts timeouts;
+  std::string log_file;
+  std::string state_dir = "/var/lib/convoy-flexvolume";
+
+  // The daemon that serves `node`: nodeSockets, then socketTemplate, then
+  // `socket`. Returns false with *err when the node name cannot be put in a
+  // path safely.
+  bool SocketForNode(const std::string& node, std::string* socket_path, std::string* err) const;
+};
+
+// The config file path in effect ($CONVOY_FLEXVOLUME_CONFIG or the default).
+std::string ConfigPath();
+
+// Loads `path`; a missing file yields the defaults. On an unreadable or
+// invalid file returns false with *err naming the file and the problem.
+bool LoadConfig(const std::string& path, Config* config, std::string* err);
+
+// Parses the text of a config file (`path` only names it in errors).
+bool ParseConfig(const std::string& text, const std::string& path, Config* config,
+                 std::string* err);
+
+// "250ms", "5s", "2m" -> milliseconds.
+bool ParseDuration(const std::string& text, std::chrono::milliseconds* out);
+
+}  // namespace convoy_flexvolume

@@ -1,0 +1,335 @@
+#include "driver/convoy/convoy_driver.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "driver/convoy/names.h"
+#include "driver/sdk/logging.h"
+
+namespace convoy_flexvolume {
+namespace {
+
+using flexvolume::DriverStatus;
+using flexvolume::Fail;
+using flexvolume::NotSupported;
+using flexvolume::Options;
+using flexvolume::Succeed;
+
+constexpr std::chrono::milliseconds kPollInterval{100};
+
+// Runs `body`, turning any exception into a Failure prefixed with `what`
+// (the verb, the volume and the node).
+template <typename Body>
+DriverStatus Guarded(const std::string& what, Body body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    flexvolume::Log().warn("{}: {}", what, e.what());
+    return Fail(what + ": " + e.what());
+  }
+}
+
+std::string Canonical(const std::string& path) {
+  std::error_code ec;
+  auto p = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : p.string();
+}
+
+}  // namespace
+
+void SystemClock::SleepFor(std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }
+
+bool DeviceExists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && (S_ISBLK(st.st_mode) || S_ISDIR(st.st_mode));
+}
+
+ConvoyDriver::ConvoyDriver(Config config, std::string config_error, DriverDeps deps)
+    : config_(std::move(config)),
+      config_error_(std::move(config_error)),
+      deps_(deps),
+      names_(config_.state_dir) {}
+
+DriverStatus ConvoyDriver::Init() {
+  if (!config_error_.empty()) return Fail(config_error_);
+  DriverStatus s = Succeed();
+  flexvolume::Capabilities caps;
+  caps.attach = config_.mode == Mode::kAttach;
+  caps.supports_metrics = true;
+  caps.requires_fs_resize = false;  // expandfs is not supported
+  s.capabilities = caps;
+  return s;
+}
+
+DriverStatus ConvoyDriver::GetVolumeName(const Options&) {
+  // kubelet ignores the answer; Not supported stops it asking.
+  return NotSupported();
+}
+
+std::unique_ptr<ConvoyClient> ConvoyDriver::LocalClient() {
+  return deps_.clients->ForSocket(config_.socket);
+}
+
+std::unique_ptr<ConvoyClient> ConvoyDriver::ClientForNode(const std::string& node) {
+  std::string socket, err;
+  if (!config_.SocketForNode(node, &socket, &err)) throw std::runtime_error(err);
+  return deps_.clients->ForSocket(socket);
+}
+
+bool ConvoyDriver::IsMountPoint(const std::string& dir) {
+  std::string err;
+  auto found = deps_.mounter->FindMount(dir, &err);
+  if (!err.empty()) throw std::runtime_error(err);
+  return found.has_value();
+}
+
+VolumeInfo ConvoyDriver::EnsureAttached(ConvoyClient& client, const VolumeSpec& spec,
+                                        bool* created) {
+  *created = false;
+  CreateRequest req;
+  req.name = spec.name;
+  req.driver_name = spec.driver;
+  req.driver_volume_id = spec.volume_id;
+  req.type = spec.volume_type;
+  req.fs_type = spec.fs_type;
+  req.size = spec.size_bytes;
+  req.iops = spec.iops;
+  if (auto existing = client.Inspect(spec.name)) {
+    if (!existing->Device().empty()) return *existing;
+    // Known here but no longer attached (the daemon reconciled it away):
+    // drop the stale reference and adopt the same EBS volume again.
+    auto id = existing->driver_info.find("EBSVolumeID");
+    if (spec.driver == "ebs" && id != existing->driver_info.end() && req.driver_volume_id.empty()) {
+      req.driver_volume_id = id->second;
+    }
+    client.Delete(spec.name, /*reference_only=*/true);
+  }
+  VolumeInfo info;
+  try {
+    info = client.Create(req);
+    *created = true;
+  } catch (const ConvoyError& e) {
+    // Another call attached it meanwhile (kubelet and the controller may
+    // overlap): take what is there rather than fail.
+    auto raced = e.answered() ? client.Inspect(spec.name) : std::nullopt;
+    if (!raced || raced->Device().empty()) throw;
+    info = *raced;
+  }
+  if (info.Device().empty()) {
+    throw std::runtime_error(client.Endpoint() + " attached volume " + spec.name +
+                             " but reported no device");
+  }
+  return info;
+}
+
+DriverStatus ConvoyDriver::Attach(const Options& opts, const std::string& node) {
+  if (!config_error_.empty()) return Fail(config_error_);
+  if (config_.mode != Mode::kAttach)
+    return NotSupported("attach: convoy-flexvolume runs in mount-only mode");
+  VolumeSpec spec;
+  std::string err;
+  if (!ParseVolumeSpec(opts, &spec, &err)) return Fail("attach: " + err);
+  return Guarded("attach " + spec.name + " on " + node, [&] {
+    auto client = ClientForNode(node);
+    bool created = false;
+    VolumeInfo info = EnsureAttached(*client, spec, &created);
+    const std::string pv = flexvolume::Get(opts, flexvolume::option::kPvOrVolumeName);
+    if (!pv.empty() && pv != spec.name) {
+      std::string record_err;
+      if (!names_.Record(node, pv, spec.name, &record_err)) throw std::runtime_error(record_err);
+    }
+    DriverStatus s = Succeed();
+    s.device = info.Device();
+    return s;
+  });
+}
+
+DriverStatus ConvoyDriver::WaitForAttach(const std::string& device, const Options& opts) {
+  if (!config_error_.empty()) return Fail(config_error_);
+  VolumeSpec spec;
+  std::string err;
+  if (!ParseVolumeSpec(opts, &spec, &err)) return Fail("waitforattach: " + err);
+  return Guarded("waitforattach " + spec.name, [&] {
+    const auto deadline = deps_.clock->Now() + config_.timeouts.wait_for_attach;
+    std::string dev = device;
+    std::unique_ptr<ConvoyClient> client;
+    while (true) {
+      if (dev.empty()) {
+        if (!client) client = LocalClient();
+        if (auto info = client->Inspect(spec.name)) dev = info->Device();
+      }
+      if (!dev.empty()) {
+        if (dev[0] != '/')
+          throw std::runtime_error("device " + Quoted(dev) + " is not an absolute path");
+        if (deps_.device_exists(dev)) break;
+      }
+      if (deps_.clock->Now() >= deadline) {
+        throw std::runtime_error(
+            (dev.empty() ? std::string("the volume is not attached to this node")
+                         : "device " + dev + " did not appear") +
+            " within " + std::to_string(config_.timeouts.wait_for_attach.count()) + " ms");
+      }
+      deps_.clock->SleepFor(kPollInterval);
+    }
+    DriverStatus s = Succeed();
+    s.device = dev;
+    return s;
+  });
+}
+
+DriverStatus ConvoyDriver::IsAttached(const Options& opts, const std::string& node) {
+  if (!config_error_.empty()) return Fail(config_error_);
+  VolumeSpec spec;
+  std::string err;
+  if (!ParseVolumeSpec(opts, &spec, &err)) return Fail("isattached: " + err);
+  return Guarded("isattached " + spec.name + " on " + node, [&] {
+    auto info = ClientForNode(node)->Inspect(spec.name);
+    DriverStatus s = Succeed();
+    s.attached = info && !info->Device().empty();
+    return s;
+  });
+}
+
+void ConvoyDriver::EnsureMounted(ConvoyClient& client, const VolumeSpec& spec,
+                                 const std::string& dir) {
+  if (auto info = client.Inspect(spec.name)) {
+    if (!info->mount_point.empty() && Canonical(info->mount_point) == Canonical(dir) &&
+        IsMountPoint(dir))
+      return;
+  }
+  MountRequest req;
+  req.volume_name = spec.name;
+  req.mount_point = dir;
+  req.read_write = spec.read_only ? "ro" : "rw";
+  req.fs_type = spec.fs_type;
+  if (spec.driver == "vfs") {
+    // A VFS volume is a directory: bind it, and allow a new mount point when
+    // the shared metadata still names another node's (failover).
+    req.bind_mount = "bind";
+    req.remount = true;
+  }
+  client.Mount(req);
+  if (!IsMountPoint(dir)) {
+    throw std::runtime_error(client.Endpoint() + " reported volume " + spec.name + " mounted at " +
+                             dir + ", but nothing is mounted there");
+  }
+}
+
+DriverStatus ConvoyDriver::MountDevice(const std::string& dir, const std::string& device,
+                                       const Options& opts) {
+  if (!config_error_.empty()) return Fail(config_error_);
+  if (config_.mode != Mode::kAttach)
+    return NotSupported("mountdevice: convoy-flexvolume runs in mount-only mode");
+  VolumeSpec spec;
+  std::string err;
+  if (!ParseVolumeSpec(opts, &spec, &err)) return Fail("mountdevice: " + err);
+  if (dir.empty() || dir[0] != '/') return Fail("mountdevice: the mount path must be absolute");
+  return Guarded("mountdevice " + spec.name + " at " + dir, [&] {
+    auto client = LocalClient();
+    auto info = client->Inspect(spec.name);
+    if (!info || info->Device().empty()) {
+      throw std::runtime_error("the volume is not attached to this node (" + client->Endpoint() +
+                               ")");
+    }
+    if (!device.empty() && info->Device() != device) {
+      throw std::runtime_error("kubelet passed device " + Quoted(device) +
+                               " but the volume is attached as " + info->Device());
+    }
+    EnsureMounted(*client, spec, dir);
+    return Succeed();
+  });
+}
+
+std::vector<std::string> ConvoyDriver::UnmountAt(ConvoyClient& client, const std::string& dir) {
+  std::vector<std::string> unmounted;
+  const std::string target = Canonical(dir);
+  for (const auto& [name, info] : client.List()) {
+    if (info.mount_point.empty() || Canonical(info.mount_point) != target) continue;
+    client.Umount(name);
+    unmounted.push_back(name);
+  }
+  if (IsMountPoint(dir)) {
+    throw std::runtime_error(unmounted.empty()
+                                 ? "something is mounted there, but no volume of " +
+                                       client.Endpoint() + " is"
+                                 : "still mounted after " + client.Endpoint() + " unmounted it");
+  }
+  return unmounted;
+}
+
+DriverStatus ConvoyDriver::UnmountDevice(const std::string& dir) {
+  if (!config_error_.empty()) return Fail(config_error_);
+  if (config_.mode != Mode::kAttach)
+    return NotSupported("unmountdevice: convoy-flexvolume runs in mount-only mode");
+  if (dir.empty() || dir[0] != '/') return Fail("unmountdevice: the mount path must be absolute");
+  return Guarded("unmountdevice " + dir, [&] {
+    auto client = LocalClient();
+    UnmountAt(*client, dir);
+    return Succeed();
+  });
+}
+
+DriverStatus ConvoyDriver::Detach(const std::string& volume_name, const std::string& node) {
+  if (!config_error_.empty()) return Fail(config_error_);
+  if (config_.mode != Mode::kAttach)
+    return NotSupported("detach: convoy-flexvolume runs in mount-only mode");
+  const std::string name = names_.Lookup(node, volume_name).value_or(volume_name);
+  if (!IsValidVolumeName(name)) {
+    // Such a volume could never have been attached by this driver.
+    return Succeed("volume " + Quoted(volume_name) + " is not attached: not a valid Convoy name");
+  }
+  return Guarded("detach " + name + " on " + node, [&] {
+    auto client = ClientForNode(node);
+    // Only this node's daemon is asked, and it only drops its own
+    // attachment: a volume that failed over elsewhere is left alone.
+    if (client->Inspect(name)) client->Delete(name, /*reference_only=*/true);
+    names_.Forget(node, volume_name);
+    return Succeed();
+  });
+}
+
+DriverStatus ConvoyDriver::Mount(const std::string& dir, const Options& opts) {
+  if (!config_error_.empty()) return Fail(config_error_);
+  if (config_.mode != Mode::kMountOnly) return NotSupported();
+  VolumeSpec spec;
+  std::string err;
+  if (!ParseVolumeSpec(opts, &spec, &err)) return Fail("mount: " + err);
+  if (dir.empty() || dir[0] != '/') return Fail("mount: the pod volume dir must be absolute");
+  return Guarded("mount " + spec.name + " at " + dir, [&] {
+    auto client = LocalClient();
+    bool created = false;
+    EnsureAttached(*client, spec, &created);
+    try {
+      EnsureMounted(*client, spec, dir);
+    } catch (...) {
+      // Leave no attachment behind for a mount that failed.
+      if (created) {
+        try {
+          client->Delete(spec.name, /*reference_only=*/true);
+        } catch (const std::exception& e) {
+          flexvolume::Log().warn("mount {}: detach after failed mount: {}", spec.name, e.what());
+        }
+      }
+      throw;
+    }
+    return Succeed();
+  });
+}
+
+DriverStatus ConvoyDriver::Unmount(const std::string& dir) {
+  if (!config_error_.empty()) return Fail(config_error_);
+  if (config_.mode != Mode::kMountOnly) return NotSupported();
+  if (dir.empty() || dir[0] != '/') return Fail("unmount: the pod volume dir must be absolute");
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return Succeed("not mounted: " + dir + " does not exist");
+  return Guarded("unmount " + dir, [&] {
+    auto client = LocalClient();
+    for (const std::string& name : UnmountAt(*client, dir))
+      client->Delete(name, /*reference_only=*/true);
+    return Succeed();
+  });
+}
+
+}  // namespace convoy_flexvolume

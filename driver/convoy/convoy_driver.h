@@ -1,0 +1,81 @@
+#pragma once
+// convoy-flexvolume's verbs (DESIGN.md §4.2), over the Convoy daemon of the
+// node concerned.
+//
+// Attach mode (default; init reports attach:true):
+//   attach        create-or-adopt on the node's daemon, reply with the device
+//   waitforattach wait until the device exists (looked up when kubelet passes "")
+//   isattached    ask the node's daemon; unreachable is a Failure, never "false"
+//   mountdevice   mount the volume at kubelet's global path (ro honoured)
+//   unmountdevice unmount whatever Convoy volume is mounted there
+//   detach        drop the volume from the node's daemon (ReferenceOnly)
+//   mount/unmount Not supported: kubelet bind-mounts the global path
+// Mount-only mode ("mode": "mount"; attach:false): mount does create-or-adopt
+// and mounts at the pod dir on the local daemon; unmount unmounts and detaches.
+#include <memory>
+#include <string>
+
+#include "driver/convoy/clock.h"
+#include "driver/convoy/config.h"
+#include "driver/convoy/convoy_client.h"
+#include "driver/convoy/name_map.h"
+#include "driver/convoy/volume_spec.h"
+#include "driver/sdk/driver.h"
+#include "driver/sdk/mounter.h"
+
+namespace convoy_flexvolume {
+
+// What the driver touches on the host, each with a real and a test version.
+struct DriverDeps {
+  ConvoyClientFactory* clients = nullptr;
+  flexvolume::Mounter* mounter = nullptr;
+  Clock* clock = nullptr;
+  // Whether a device (ebs: block device, vfs: directory) is present.
+  bool (*device_exists)(const std::string& path) = nullptr;
+};
+
+bool DeviceExists(const std::string& path);
+
+class ConvoyDriver final : public flexvolume::Driver {
+ public:
+  // `config_error` non-empty: the config could not be loaded and every verb
+  // fails with it, so a broken config is seen at once (init included).
+  ConvoyDriver(Config config, std::string config_error, DriverDeps deps);
+
+  flexvolume::DriverStatus Init() override;
+  flexvolume::DriverStatus GetVolumeName(const flexvolume::Options& opts) override;
+  flexvolume::DriverStatus Attach(const flexvolume::Options& opts,
+                                  const std::string& node) override;
+  flexvolume::DriverStatus Detach(const std::string& volume_name, const std::string& node) override;
+  flexvolume::DriverStatus WaitForAttach(const std::string& device,
+                                         const flexvolume::Options& opts) override;
+  flexvolume::DriverStatus IsAttached(const flexvolume::Options& opts,
+                                      const std::string& node) override;
+  flexvolume::DriverStatus MountDevice(const std::string& dir, const std::string& device,
+                                       const flexvolume::Options& opts) override;
+  flexvolume::DriverStatus UnmountDevice(const std::string& dir) override;
+  flexvolume::DriverStatus Mount(const std::string& dir, const flexvolume::Options& opts) override;
+  flexvolume::DriverStatus Unmount(const std::string& dir) override;
+
+ private:
+  std::unique_ptr<ConvoyClient> LocalClient();
+  // The client for `node`'s daemon; throws std::runtime_error for a node
+  // name that cannot be used.
+  std::unique_ptr<ConvoyClient> ClientForNode(const std::string& node);
+  // Creates or adopts the volume on `client`'s daemon and returns it with
+  // its device; *created says whether this call attached it.
+  VolumeInfo EnsureAttached(ConvoyClient& client, const VolumeSpec& spec, bool* created);
+  // Mounts the volume at `dir` unless it already is; fails when the daemon
+  // says yes but nothing is mounted there.
+  void EnsureMounted(ConvoyClient& client, const VolumeSpec& spec, const std::string& dir);
+  // Unmounts every Convoy volume mounted at `dir`; returns their names.
+  std::vector<std::string> UnmountAt(ConvoyClient& client, const std::string& dir);
+  bool IsMountPoint(const std::string& dir);
+
+  Config config_;
+  std::string config_error_;
+  DriverDeps deps_;
+  NameMap names_;
+};
+
+}  // namespace convoy_flexvolume

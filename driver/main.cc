@@ -1,0 +1,116 @@
+// convoy-flexvolume: the FlexVolume driver for Convoy, run by kubelet as
+// <plugindir>/rancher.io~convoy/convoy. Besides the FlexVolume verbs it
+// answers `install --plugin-dir DIR`, `version` and `--help`.
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+#include "driver/convoy/config.h"
+#include "driver/convoy/convoy_driver.h"
+#include "driver/convoy/convoy_http_client.h"
+#include "driver/convoy/install.h"
+#include "driver/sdk/exec_driver.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "convoy-flexvolume: the Kubernetes FlexVolume driver for the Convoy volume daemon (EBS, VFS)\n"
+    "\n"
+    "Usage:\n"
+    "  convoy-flexvolume install --plugin-dir DIR   install as DIR/rancher.io~convoy/convoy "
+    "(atomic)\n"
+    "  convoy-flexvolume version                    print the version\n"
+    "  convoy-flexvolume VERB ARGS...               a FlexVolume call, as kubelet makes it:\n"
+    "      init | attach JSON NODE | detach VOLUME NODE | waitforattach DEVICE JSON |\n"
+    "      isattached JSON NODE | mountdevice DIR DEVICE JSON | unmountdevice DIR |\n"
+    "      mount DIR JSON | unmount DIR\n"
+    "    It prints one JSON reply and exits 0 (Success, Not supported) or 1 (Failure).\n"
+    "\n"
+    "Volume options (PV or inline flexVolume.options):\n"
+    "  convoyDriver  ebs (default) or vfs     volumeID    an existing EBS volume (vol-...)\n"
+    "  size          1Gi, 500Mi, bytes        volumeType  gp2 io1 standard st1 sc1\n"
+    "  iops          for io1                  name        Convoy name (default: the PV name)\n"
+    "  fsType        ext4 (default) or xfs    readOnly    honoured (kubernetes.io/readwrite)\n"
+    "\n"
+    "Configuration: /etc/convoy-flexvolume/config.json or $CONVOY_FLEXVOLUME_CONFIG, e.g.\n"
+    "  {\"socket\": \"/var/run/convoy/convoy.sock\", \"socketTemplate\": "
+    "\"/run/convoy/{node}.sock\",\n"
+    "   \"mode\": \"attach\" | \"mount\", \"timeouts\": {\"connect\": \"5s\", \"request\": "
+    "\"2m\",\n"
+    "   \"waitforattach\": \"2m\"}, \"logFile\": \"/var/log/convoy-flexvolume.log\"}\n"
+    "A missing file means these defaults (logs go to syslog without logFile).\n";
+
+void Print(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+int Install(int argc, char** argv) {
+  std::string plugin_dir;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--plugin-dir" && i + 1 < argc) {
+      plugin_dir = argv[++i];
+    } else if (arg.rfind("--plugin-dir=", 0) == 0) {
+      plugin_dir = arg.substr(std::strlen("--plugin-dir="));
+    } else {
+      Print(2, "convoy-flexvolume install: unexpected argument \"" + arg + "\"\n\n" + kUsage);
+      return 2;
+    }
+  }
+  if (plugin_dir.empty()) {
+    Print(2, std::string("convoy-flexvolume install: --plugin-dir DIR is required (kubelet's\n"
+                         "--volume-plugin-dir, by default "
+                         "/usr/libexec/kubernetes/kubelet-plugins/volume/exec)\n"));
+    return 2;
+  }
+  try {
+    const auto result = convoy_flexvolume::InstallDriver("/proc/self/exe", plugin_dir,
+                                                         "rancher.io~convoy", "convoy");
+    Print(1, std::string(result == convoy_flexvolume::InstallResult::kInstalled
+                             ? "installed "
+                             : "already installed: ") +
+                 plugin_dir + "/rancher.io~convoy/convoy\n");
+    return 0;
+  } catch (const std::exception& e) {
+    Print(2, std::string("convoy-flexvolume install: ") + e.what() + "\n");
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (first == "install") return Install(argc, argv);
+  if (first == "version") {
+    Print(1, std::string("convoy-flexvolume ") + FLEXKIT_VERSION + "\n");
+    return 0;
+  }
+  if (first == "--help" || first == "-h") {
+    Print(1, kUsage);
+    return 0;
+  }
+
+  convoy_flexvolume::Config config;
+  std::string config_error;
+  convoy_flexvolume::LoadConfig(convoy_flexvolume::ConfigPath(), &config, &config_error);
+
+  flexvolume::ExecConfig exec;
+  exec.log.ident = "convoy-flexvolume";
+  exec.log.file = config.log_file;
+  exec.log.syslog = config.log_file.empty();
+
+  convoy_flexvolume::ConvoyHttpClientFactory clients(config.timeouts.connect,
+                                                     config.timeouts.request);
+  flexvolume::SystemMounter mounter;
+  convoy_flexvolume::SystemClock clock;
+  convoy_flexvolume::DriverDeps deps{&clients, &mounter, &clock, &convoy_flexvolume::DeviceExists};
+  convoy_flexvolume::ConvoyDriver driver(config, config_error, deps);
+  flexvolume::ExecDriver(driver, argc, argv, exec);
+}
