@@ -1,0 +1,144 @@
+#include "driver/convoy/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "driver/convoy/names.h"
+#include "driver/convoy/volume_spec.h"
+#include "tests/support/temp_dir.h"
+
+namespace convoy_flexvolume {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(Config, MissingFileMeansDefaults) {
+  Config c;
+  c.socket = "changed";
+  std::string err;
+  ASSERT_TRUE(LoadConfig("/nonexistent/config.json", &c, &err)) << err;
+  EXPECT_EQ(c.socket, "/var/run/convoy/convoy.sock");
+  EXPECT_EQ(c.mode, Mode::kAttach);
+  EXPECT_LT(c.timeouts.wait_for_attach, std::chrono::minutes(10));
+}
+
+TEST(Config, ParsesEveryKey) {
+  Config c;
+  std::string err;
+  ASSERT_TRUE(ParseConfig(R"({"socket":"/s.sock","nodeSockets":{"n1":"/n1.sock"},
+      "socketTemplate":"/run/{node}.sock","mode":"mount",
+      "timeouts":{"connect":"250ms","request":"3s","waitforattach":"2m"},
+      "logFile":"/var/log/c.log","stateDir":"/var/lib/c"})",
+                          "cfg", &c, &err))
+      << err;
+  EXPECT_EQ(c.socket, "/s.sock");
+  EXPECT_EQ(c.mode, Mode::kMountOnly);
+  EXPECT_EQ(c.timeouts.connect, std::chrono::milliseconds(250));
+  EXPECT_EQ(c.timeouts.request, std::chrono::seconds(3));
+  EXPECT_EQ(c.timeouts.wait_for_attach, std::chrono::minutes(2));
+  EXPECT_EQ(c.log_file, "/var/log/c.log");
+  std::string socket;
+  ASSERT_TRUE(c.SocketForNode("n1", &socket, &err));
+  EXPECT_EQ(socket, "/n1.sock");
+  ASSERT_TRUE(c.SocketForNode("node-2.example", &socket, &err));
+  EXPECT_EQ(socket, "/run/node-2.example.sock");
+}
+
+TEST(Config, WithoutTemplateOtherNodesUseTheLocalSocket) {
+  Config c;
+  std::string socket, err;
+  ASSERT_TRUE(c.SocketForNode("any", &socket, &err));
+  EXPECT_EQ(socket, c.socket);
+}
+
+struct BadConfig {
+  const char* text;
+  const char* expected;
+};
+
+TEST(Config, InvalidConfigNamesTheFileAndTheProblem) {
+  const BadConfig cases[] = {
+      {"{", "not valid JSON"},
+      {"[]", "must be a JSON object"},
+      {R"({"sockt":"/x"})", "unknown key \"sockt\""},
+      {R"({"socket":3})", "\"socket\" must be a string"},
+      {R"({"socket":"relative.sock"})", "must be an absolute path"},
+      {R"({"mode":"both"})", "\"mode\" must be \"attach\" or \"mount\""},
+      {R"({"timeouts":{"connect":"5"}})", "positive duration"},
+      {R"({"timeouts":{"connect":"0s"}})", "positive duration"},
+      {R"({"timeouts":{"hang":"5s"}})", "unknown key \"timeouts.hang\""},
+      {R"({"timeouts":{"waitforattach":"10m"}})", "under kubelet's 10m"},
+      {R"({"socketTemplate":"/run/convoy.sock"})", "must contain {node}"},
+      {R"({"nodeSockets":{"a":1}})", "nodeSockets.a"},
+  };
+  for (const auto& c : cases) {
+    Config config;
+    std::string err;
+    EXPECT_FALSE(ParseConfig(c.text, "/etc/convoy-flexvolume/config.json", &config, &err))
+        << c.text;
+    EXPECT_THAT(err, HasSubstr("invalid config /etc/convoy-flexvolume/config.json: "));
+    EXPECT_THAT(err, HasSubstr(c.expected));
+  }
+}
+
+TEST(Config, UnreadableFileIsAnError) {
+  flexkit::testing::TempDir dir;  // a directory cannot be read as a file
+  Config c;
+  std::string err;
+  EXPECT_FALSE(LoadConfig(dir.path(), &c, &err));
+  EXPECT_THAT(err, HasSubstr(dir.path()));
+}
+
+TEST(Quantity, KubernetesQuantities) {
+  const std::pair<const char*, int64_t> cases[] = {
+      {"1Gi", 1073741824},   {"500Mi", 524288000}, {"1G", 1000000000}, {"1073741824", 1073741824},
+      {"1.5Gi", 1610612736}, {"4Ki", 4096},        {"1k", 1000},       {"0.1", 1}};
+  for (auto [text, want] : cases) {
+    int64_t got = 0;
+    ASSERT_TRUE(ParseQuantity(text, &got)) << text;
+    EXPECT_EQ(got, want) << text;
+  }
+  int64_t ignored;
+  for (const char* bad : {"", "Gi", "1gi", "1 Gi", "-1", "1e3", "1Gib", "99999999999Ei"}) {
+    EXPECT_FALSE(ParseQuantity(bad, &ignored)) << bad;
+  }
+}
+
+TEST(Names, ConvoyRule) {
+  for (const char* ok : {"pv-1", "ab", "a.b_c-d", "A1"}) EXPECT_TRUE(IsValidVolumeName(ok)) << ok;
+  for (const char* bad : {"a", "", "..", "../x", "-a", ".a", "a b", "a/b", "caf\xc3\xa9", "a\nb"}) {
+    EXPECT_FALSE(IsValidVolumeName(bad)) << bad;
+  }
+  EXPECT_FALSE(IsValidVolumeName(std::string(254, 'a')));
+}
+
+TEST(Names, QuotedIsBounded) {
+  EXPECT_EQ(Quoted("pv-1"), "\"pv-1\"");
+  const std::string q = Quoted(std::string(1 << 20, 'x'));
+  EXPECT_LT(q.size(), 80u);
+  EXPECT_THAT(q, HasSubstr("...\""));
+}
+
+TEST(VolumeSpec, DefaultsFromKubelet) {
+  VolumeSpec spec;
+  std::string err;
+  ASSERT_TRUE(ParseVolumeSpec(
+      {{"kubernetes.io/pvOrVolumeName", "pv-1"}, {"kubernetes.io/fsType", ""}}, &spec, &err));
+  EXPECT_EQ(spec.name, "pv-1");
+  EXPECT_EQ(spec.driver, "ebs");
+  EXPECT_EQ(spec.fs_type, "ext4");
+  EXPECT_FALSE(spec.read_only);
+}
+
+TEST(VolumeSpec, NameOptionWins) {
+  VolumeSpec spec;
+  std::string err;
+  ASSERT_TRUE(
+      ParseVolumeSpec({{"kubernetes.io/pvOrVolumeName", "data"}, {"name", "data-7"}}, &spec, &err));
+  EXPECT_EQ(spec.name, "data-7");
+}
+
+}  // namespace
+}  // namespace convoy_flexvolume

@@ -1,0 +1,489 @@
+#include "driver/convoy/convoy_driver.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "driver/sdk/dispatch.h"
+#include "tests/driver/convoy/mock_convoy_client.h"
+#include "tests/support/temp_dir.h"
+
+namespace convoy_flexvolume {
+namespace {
+
+using flexvolume::DriverStatus;
+using flexvolume::FakeMounter;
+using flexvolume::Options;
+using ::testing::_;
+using ::testing::AllOf;
+using ::testing::Field;
+using ::testing::HasSubstr;
+using ::testing::InSequence;
+using ::testing::Return;
+using ::testing::Throw;
+
+constexpr const char* kLocal = "/run/convoy/local.sock";
+constexpr const char* kNodeA = "/run/convoy/node-a.sock";
+constexpr const char* kNodeB = "/run/convoy/node-b.sock";
+
+// Devices the tests pretend exist.
+std::set<std::string>* g_devices = nullptr;
+bool FakeDeviceExists(const std::string& path) { return g_devices->count(path) > 0; }
+
+VolumeInfo Ebs(const std::string& name, const std::string& device,
+               const std::string& mount_point = "") {
+  VolumeInfo v;
+  v.name = name;
+  v.driver = "ebs";
+  v.mount_point = mount_point;
+  v.driver_info = {
+      {"Device", device}, {"EBSVolumeID", "vol-0123456789abcdef0"}, {"MountPoint", mount_point}};
+  return v;
+}
+
+VolumeInfo Vfs(const std::string& name, const std::string& path,
+               const std::string& mount_point = "") {
+  VolumeInfo v;
+  v.name = name;
+  v.driver = "vfs";
+  v.mount_point = mount_point;
+  v.driver_info = {{"Path", path}, {"MountPoint", mount_point}};
+  return v;
+}
+
+Options Opts(std::map<std::string, std::string> extra = {}) {
+  Options o = {{"kubernetes.io/fsType", "ext4"},
+               {"kubernetes.io/pvOrVolumeName", "pv-1"},
+               {"kubernetes.io/readwrite", "rw"}};
+  for (auto& [k, v] : extra) o[k] = v;
+  return o;
+}
+
+class ConvoyDriverTest : public ::testing::Test {
+ protected:
+  ConvoyDriverTest() {
+    g_devices = &devices;
+    config.socket = kLocal;
+    config.node_sockets = {{"node-a", kNodeA}};
+    config.socket_template = "/run/convoy/{node}.sock";
+    config.state_dir = state.path();
+    config.timeouts.wait_for_attach = std::chrono::seconds(5);
+  }
+  ConvoyDriver Driver(std::string config_error = "") {
+    return ConvoyDriver(config, config_error,
+                        DriverDeps{&clients, &mounter, &clock, &FakeDeviceExists});
+  }
+  // Makes `dir` a mount point in the fake mount table.
+  void Mounted(const std::string& dir) {
+    mounter.mounts.push_back({"/dev/xvdf", dir, "ext4", "rw", false});
+  }
+
+  flexkit::testing::TempDir state;
+  Config config;
+  MockClientFactory clients;
+  FakeMounter mounter;
+  FakeClock clock;
+  std::set<std::string> devices;
+};
+
+TEST_F(ConvoyDriverTest, InitReportsAttachModeCapabilities) {
+  DriverStatus s = Driver().Init();
+  ASSERT_TRUE(s.IsSuccess());
+  EXPECT_TRUE(s.capabilities->attach);
+  EXPECT_FALSE(s.capabilities->requires_fs_resize);
+}
+
+TEST_F(ConvoyDriverTest, InitInMountOnlyModeIsNotAttachable) {
+  config.mode = Mode::kMountOnly;
+  EXPECT_FALSE(Driver().Init().capabilities->attach);
+}
+
+TEST_F(ConvoyDriverTest, ABrokenConfigFailsEveryVerb) {
+  auto d = Driver("invalid config /etc/x.json: bad");
+  EXPECT_EQ(d.Init().message, "invalid config /etc/x.json: bad");
+  EXPECT_TRUE(d.Attach(Opts(), "node-a").IsFailure());
+  EXPECT_TRUE(d.Detach("pv-1", "node-a").IsFailure());
+  EXPECT_TRUE(d.UnmountDevice("/x").IsFailure());
+}
+
+TEST_F(ConvoyDriverTest, GetVolumeNameIsNotSupported) {
+  EXPECT_TRUE(Driver().GetVolumeName(Opts()).IsNotSupported());
+}
+
+TEST_F(ConvoyDriverTest, MountAndUnmountAreNotSupportedInAttachMode) {
+  EXPECT_TRUE(Driver().Mount("/pods/x", Opts()).IsNotSupported());
+  EXPECT_TRUE(Driver().Unmount("/pods/x").IsNotSupported());
+}
+
+TEST_F(ConvoyDriverTest, AttachCreatesOnTheNodesDaemonWithTheRequestedVolume) {
+  auto& a = clients.At(kNodeA);
+  EXPECT_CALL(a, Inspect("pv-1")).WillOnce(Return(std::nullopt));
+  EXPECT_CALL(a, Create(AllOf(
+                     Field(&CreateRequest::name, "pv-1"), Field(&CreateRequest::driver_name, "ebs"),
+                     Field(&CreateRequest::driver_volume_id, "vol-0123456789abcdef0"),
+                     Field(&CreateRequest::size, 1073741824), Field(&CreateRequest::type, "io1"),
+                     Field(&CreateRequest::iops, 100), Field(&CreateRequest::fs_type, "xfs"))))
+      .WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
+  DriverStatus s = Driver().Attach(Opts({{"volumeID", "vol-0123456789abcdef0"},
+                                         {"size", "1Gi"},
+                                         {"volumeType", "io1"},
+                                         {"iops", "100"},
+                                         {"kubernetes.io/fsType", "xfs"}}),
+                                   "node-a");
+  ASSERT_TRUE(s.IsSuccess()) << s.message;
+  EXPECT_EQ(s.device, "/dev/xvdf");
+  EXPECT_EQ(clients.requested, std::vector<std::string>{kNodeA});
+}
+
+TEST_F(ConvoyDriverTest, AttachUsesTheSocketTemplateForOtherNodes) {
+  auto& b = clients.At(kNodeB);
+  EXPECT_CALL(b, Inspect("pv-1")).WillOnce(Return(Ebs("pv-1", "/dev/xvdg")));
+  EXPECT_EQ(Driver().Attach(Opts(), "node-b").device, "/dev/xvdg");
+}
+
+TEST_F(ConvoyDriverTest, AttachRefusesNodeNamesThatWouldEscapeTheTemplate) {
+  for (const char* node : {"../etc", "a/b", "", "Node"}) {
+    DriverStatus s = Driver().Attach(Opts(), node);
+    EXPECT_TRUE(s.IsFailure()) << node;
+    EXPECT_THAT(s.message, HasSubstr("cannot be used in socketTemplate"));
+  }
+  EXPECT_TRUE(clients.requested.empty());
+}
+
+TEST_F(ConvoyDriverTest, AttachOfAnAttachedVolumeReturnsTheSameDevice) {
+  auto& a = clients.At(kNodeA);
+  EXPECT_CALL(a, Inspect("pv-1")).Times(2).WillRepeatedly(Return(Ebs("pv-1", "/dev/xvdf")));
+  auto d = Driver();
+  EXPECT_EQ(d.Attach(Opts(), "node-a").device, "/dev/xvdf");
+  EXPECT_EQ(d.Attach(Opts(), "node-a").device, "/dev/xvdf");
+}
+
+TEST_F(ConvoyDriverTest, AttachReadoptsAStaleReference) {
+  auto& a = clients.At(kNodeA);
+  InSequence seq;
+  EXPECT_CALL(a, Inspect("pv-1")).WillOnce(Return(Ebs("pv-1", "")));
+  EXPECT_CALL(a, Delete("pv-1", true)).WillOnce(Return(true));
+  EXPECT_CALL(a, Create(Field(&CreateRequest::driver_volume_id, "vol-0123456789abcdef0")))
+      .WillOnce(Return(Ebs("pv-1", "/dev/xvdh")));
+  EXPECT_EQ(Driver().Attach(Opts(), "node-a").device, "/dev/xvdh");
+}
+
+TEST_F(ConvoyDriverTest, AttachRefusedByTheDaemonSaysWhichDaemonAndWhat) {
+  auto& b = clients.At(kNodeB);
+  EXPECT_CALL(b, Inspect("pv-1")).WillOnce(Return(std::nullopt)).WillOnce(Return(std::nullopt));
+  EXPECT_CALL(b, Create(_))
+      .WillOnce(Throw(ConvoyError("convoy at /run/convoy/node-b.sock: POST /v1/volumes/create: 400 "
+                                  "can't re-use ebs volume vol-1: instance i-1 is running",
+                                  400)));
+  DriverStatus s = Driver().Attach(Opts(), "node-b");
+  EXPECT_TRUE(s.IsFailure());
+  EXPECT_EQ(s.message,
+            "attach pv-1 on node-b: convoy at /run/convoy/node-b.sock: POST /v1/volumes/create: "
+            "400 can't re-use ebs "
+            "volume vol-1: instance i-1 is running");
+}
+
+TEST_F(ConvoyDriverTest, AttachRaceWithAnotherCallerTakesTheExistingAttachment) {
+  auto& a = clients.At(kNodeA);
+  EXPECT_CALL(a, Inspect("pv-1"))
+      .WillOnce(Return(std::nullopt))
+      .WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
+  EXPECT_CALL(a, Create(_)).WillOnce(Throw(ConvoyError("400 Volume pv-1 already exists ", 400)));
+  EXPECT_EQ(Driver().Attach(Opts(), "node-a").device, "/dev/xvdf");
+}
+
+TEST_F(ConvoyDriverTest, AttachWithAnUnreachableDaemonFails) {
+  auto& a = clients.At(kNodeA);
+  EXPECT_CALL(a, Inspect("pv-1"))
+      .WillOnce(Throw(
+          ConvoyError("convoy at /run/convoy/node-a.sock: GET /v1/volumes/: cannot connect", 0)));
+  DriverStatus s = Driver().Attach(Opts(), "node-a");
+  EXPECT_TRUE(s.IsFailure());
+  EXPECT_THAT(s.message, HasSubstr("cannot connect"));
+}
+
+TEST_F(ConvoyDriverTest, AttachWithoutADeviceIsAFailureNotASuccess) {
+  auto& a = clients.At(kNodeA);
+  EXPECT_CALL(a, Inspect("pv-1")).WillOnce(Return(std::nullopt));
+  EXPECT_CALL(a, Create(_)).WillOnce(Return(Ebs("pv-1", "")));
+  EXPECT_THAT(Driver().Attach(Opts(), "node-a").message, HasSubstr("reported no device"));
+}
+
+TEST_F(ConvoyDriverTest, InvalidOptionsFailBeforeAnyRequest) {
+  const std::vector<Options> bad = {Opts({{"kubernetes.io/pvOrVolumeName", "../x"}}),
+                                    Opts({{"name", "a b"}}),
+                                    Opts({{"name", "caf\xc3\xa9"}}),
+                                    Opts({{"name", "/etc"}}),
+                                    Opts({{"convoyDriver", "nfs"}}),
+                                    Opts({{"size", "lots"}}),
+                                    Opts({{"size", "-1Gi"}}),
+                                    Opts({{"volumeType", "gp9"}}),
+                                    Opts({{"iops", "1.5"}}),
+                                    Opts({{"kubernetes.io/fsType", "ext3"}}),
+                                    Opts({{"kubernetes.io/readwrite", "rwx"}}),
+                                    Opts({{"volumeID", "vol-xyz"}}),
+                                    Opts({{"name", std::string(1 << 20, 'a')}})};
+  for (const Options& o : bad) {
+    DriverStatus s = Driver().Attach(o, "node-a");
+    EXPECT_TRUE(s.IsFailure());
+    EXPECT_LT(s.message.size(), 400u) << "a hostile value must not be echoed whole";
+  }
+  EXPECT_TRUE(clients.requested.empty());
+}
+
+TEST_F(ConvoyDriverTest, IsAttachedAnswersBothWays) {
+  auto& a = clients.At(kNodeA);
+  EXPECT_CALL(a, Inspect("pv-1"))
+      .WillOnce(Return(Ebs("pv-1", "/dev/xvdf")))
+      .WillOnce(Return(std::nullopt));
+  auto d = Driver();
+  EXPECT_EQ(d.IsAttached(Opts(), "node-a").attached, true);
+  EXPECT_EQ(d.IsAttached(Opts(), "node-a").attached, false);
+}
+
+TEST_F(ConvoyDriverTest, IsAttachedNeverSaysFalseWhenTheDaemonIsUnreachable) {
+  auto& a = clients.At(kNodeA);
+  EXPECT_CALL(a, Inspect("pv-1"))
+      .WillOnce(Throw(ConvoyError("no complete reply within 100 ms", 0)));
+  DriverStatus s = Driver().IsAttached(Opts(), "node-a");
+  EXPECT_TRUE(s.IsFailure());
+  EXPECT_FALSE(s.attached.has_value());
+}
+
+TEST_F(ConvoyDriverTest, WaitForAttachReturnsTheDeviceOnceItExists) {
+  auto d = Driver();
+  EXPECT_TRUE(d.WaitForAttach("/dev/xvdf", Opts()).IsFailure()) << "never appears: times out";
+  EXPECT_GE(clock.sleeps, 40) << "it polled until the deadline";
+  devices.insert("/dev/xvdf");
+  DriverStatus s = d.WaitForAttach("/dev/xvdf", Opts());
+  EXPECT_TRUE(s.IsSuccess());
+  EXPECT_EQ(s.device, "/dev/xvdf");
+}
+
+TEST_F(ConvoyDriverTest, WaitForAttachTimesOutWithinTheConfiguredBound) {
+  auto d = Driver();
+  DriverStatus s = d.WaitForAttach("/dev/xvdz", Opts());
+  EXPECT_TRUE(s.IsFailure());
+  EXPECT_THAT(s.message, HasSubstr("device /dev/xvdz did not appear within 5000 ms"));
+  EXPECT_LE(clock.now - std::chrono::steady_clock::time_point{}, std::chrono::milliseconds(5100));
+}
+
+TEST_F(ConvoyDriverTest, WaitForAttachWithAnEmptyDeviceLooksItUp) {
+  auto& local = clients.At(kLocal);
+  devices.insert("/dev/xvdf");
+  EXPECT_CALL(local, Inspect("pv-1")).WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
+  DriverStatus s = Driver().WaitForAttach("", Opts());
+  EXPECT_TRUE(s.IsSuccess()) << s.message;
+  EXPECT_EQ(s.device, "/dev/xvdf");
+}
+
+TEST_F(ConvoyDriverTest, MountDeviceMountsWithReadOnlyAndFsType) {
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, Inspect("pv-1")).Times(2).WillRepeatedly(Return(Ebs("pv-1", "/dev/xvdf")));
+  EXPECT_CALL(local, Mount(AllOf(Field(&MountRequest::volume_name, "pv-1"),
+                                 Field(&MountRequest::mount_point, "/g/pv-1"),
+                                 Field(&MountRequest::read_write, "ro"),
+                                 Field(&MountRequest::fs_type, "xfs"),
+                                 Field(&MountRequest::bind_mount, ""))))
+      .WillOnce([&](const MountRequest&) {
+        Mounted("/g/pv-1");
+        return std::string("/g/pv-1");
+      });
+  DriverStatus s = Driver().MountDevice(
+      "/g/pv-1", "/dev/xvdf",
+      Opts({{"kubernetes.io/readwrite", "ro"}, {"kubernetes.io/fsType", "xfs"}}));
+  EXPECT_TRUE(s.IsSuccess()) << s.message;
+}
+
+TEST_F(ConvoyDriverTest, MountDeviceOnAMountedPathSucceedsWithoutRemounting) {
+  auto& local = clients.At(kLocal);
+  Mounted("/g/pv-1");
+  EXPECT_CALL(local, Inspect("pv-1"))
+      .Times(2)
+      .WillRepeatedly(Return(Ebs("pv-1", "/dev/xvdf", "/g/pv-1")));
+  EXPECT_TRUE(Driver().MountDevice("/g/pv-1", "/dev/xvdf", Opts()).IsSuccess());
+}
+
+TEST_F(ConvoyDriverTest, MountDeviceOfAVfsVolumeBindMountsWithRemount) {
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, Inspect("pv-1"))
+      .Times(2)
+      .WillRepeatedly(Return(Vfs("pv-1", "/vfs/pv-1", "/other/node")));
+  EXPECT_CALL(local, Mount(AllOf(Field(&MountRequest::bind_mount, "bind"),
+                                 Field(&MountRequest::remount, true))))
+      .WillOnce([&](const MountRequest&) {
+        Mounted("/g/pv-1");
+        return std::string("/g/pv-1");
+      });
+  EXPECT_TRUE(
+      Driver().MountDevice("/g/pv-1", "/vfs/pv-1", Opts({{"convoyDriver", "vfs"}})).IsSuccess());
+}
+
+TEST_F(ConvoyDriverTest, MountDeviceFailsWhenTheDaemonClaimsAMountThatIsNotThere) {
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, Inspect("pv-1")).Times(2).WillRepeatedly(Return(Ebs("pv-1", "/dev/xvdf")));
+  EXPECT_CALL(local, Mount(_)).WillOnce(Return("/g/pv-1"));
+  EXPECT_THAT(Driver().MountDevice("/g/pv-1", "/dev/xvdf", Opts()).message,
+              HasSubstr("nothing is mounted there"));
+}
+
+TEST_F(ConvoyDriverTest, MountDeviceOfAnUnattachedVolumeFails) {
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, Inspect("pv-1")).WillOnce(Return(std::nullopt));
+  EXPECT_THAT(Driver().MountDevice("/g/pv-1", "/dev/xvdf", Opts()).message,
+              HasSubstr("not attached to this node"));
+}
+
+TEST_F(ConvoyDriverTest, MountDeviceRefusesADeviceMismatch) {
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, Inspect("pv-1")).WillOnce(Return(Ebs("pv-1", "/dev/xvdg")));
+  EXPECT_THAT(Driver().MountDevice("/g/pv-1", "/dev/xvdf", Opts()).message,
+              HasSubstr("attached as /dev/xvdg"));
+}
+
+TEST_F(ConvoyDriverTest, UnmountDeviceUnmountsWhateverVolumeIsMountedThere) {
+  auto& local = clients.At(kLocal);
+  Mounted("/g/pv-1");
+  EXPECT_CALL(local, List())
+      .WillOnce(Return(
+          std::map<std::string, VolumeInfo>{{"pv-1", Ebs("pv-1", "/dev/xvdf", "/g/pv-1")},
+                                            {"pv-10", Ebs("pv-10", "/dev/xvdg", "/g/pv-10")}}));
+  EXPECT_CALL(local, Umount("pv-1")).WillOnce([&](const std::string&) { mounter.mounts.clear(); });
+  EXPECT_TRUE(Driver().UnmountDevice("/g/pv-1").IsSuccess());
+}
+
+TEST_F(ConvoyDriverTest, UnmountDeviceOfAnUnmountedPathSucceeds) {
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, List()).WillOnce(Return(std::map<std::string, VolumeInfo>{}));
+  EXPECT_TRUE(Driver().UnmountDevice("/g/pv-1").IsSuccess());
+}
+
+TEST_F(ConvoyDriverTest, UnmountDeviceRefusesAForeignMount) {
+  auto& local = clients.At(kLocal);
+  Mounted("/g/pv-1");
+  EXPECT_CALL(local, List()).WillOnce(Return(std::map<std::string, VolumeInfo>{}));
+  EXPECT_THAT(Driver().UnmountDevice("/g/pv-1").message, HasSubstr("no volume of convoy at"));
+}
+
+TEST_F(ConvoyDriverTest, DetachDropsTheReferenceOnTheNodesDaemon) {
+  auto& a = clients.At(kNodeA);
+  EXPECT_CALL(a, Inspect("pv-1")).WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
+  EXPECT_CALL(a, Delete("pv-1", true)).WillOnce(Return(true));
+  EXPECT_TRUE(Driver().Detach("pv-1", "node-a").IsSuccess());
+}
+
+TEST_F(ConvoyDriverTest, DetachOfANeverAttachedVolumeSucceeds) {
+  auto& a = clients.At(kNodeA);
+  EXPECT_CALL(a, Inspect("pv-1")).WillOnce(Return(std::nullopt));
+  EXPECT_TRUE(Driver().Detach("pv-1", "node-a").IsSuccess());
+  EXPECT_TRUE(Driver().Detach("not a convoy name", "node-a").IsSuccess());
+}
+
+TEST_F(ConvoyDriverTest, DetachOnlyAsksThatNodesDaemon) {
+  auto& a = clients.At(kNodeA);
+  EXPECT_CALL(a, Inspect("pv-1")).WillOnce(Return(std::nullopt));
+  EXPECT_TRUE(Driver().Detach("pv-1", "node-a").IsSuccess());
+  EXPECT_EQ(clients.requested, std::vector<std::string>{kNodeA});
+}
+
+TEST_F(ConvoyDriverTest, DetachWithAnUnreachableDaemonFails) {
+  auto& a = clients.At(kNodeA);
+  EXPECT_CALL(a, Inspect("pv-1")).WillOnce(Throw(ConvoyError("cannot connect", 0)));
+  EXPECT_TRUE(Driver().Detach("pv-1", "node-a").IsFailure());
+}
+
+TEST_F(ConvoyDriverTest, DetachFindsAVolumeAttachedUnderACustomName) {
+  auto& a = clients.At(kNodeA);
+  auto d = Driver();
+  EXPECT_CALL(a, Inspect("data-7"))
+      .WillOnce(Return(std::nullopt))
+      .WillOnce(Return(Ebs("data-7", "/dev/xvdf")));
+  EXPECT_CALL(a, Create(Field(&CreateRequest::name, "data-7")))
+      .WillOnce(Return(Ebs("data-7", "/dev/xvdf")));
+  EXPECT_CALL(a, Delete("data-7", true)).WillOnce(Return(true));
+  EXPECT_TRUE(
+      d.Attach(Opts({{"name", "data-7"}, {"kubernetes.io/pvOrVolumeName", "data"}}), "node-a")
+          .IsSuccess());
+  EXPECT_TRUE(d.Detach("data", "node-a").IsSuccess());
+}
+
+TEST_F(ConvoyDriverTest, MountOnlyModeAttachesAndMounts) {
+  config.mode = Mode::kMountOnly;
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, Inspect("pv-1"))
+      .WillOnce(Return(std::nullopt))
+      .WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
+  EXPECT_CALL(local, Create(_)).WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
+  EXPECT_CALL(local, Mount(Field(&MountRequest::mount_point, "/pods/u/vol")))
+      .WillOnce([&](const MountRequest&) {
+        Mounted("/pods/u/vol");
+        return std::string("/pods/u/vol");
+      });
+  EXPECT_TRUE(Driver().Mount("/pods/u/vol", Opts()).IsSuccess());
+}
+
+TEST_F(ConvoyDriverTest, MountOnlyModeDetachesAfterAFailedMount) {
+  config.mode = Mode::kMountOnly;
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, Inspect("pv-1"))
+      .WillOnce(Return(std::nullopt))
+      .WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
+  EXPECT_CALL(local, Create(_)).WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
+  EXPECT_CALL(local, Mount(_))
+      .WillOnce(Throw(ConvoyError("400 wrong fs type: the device holds ext4, not xfs", 400)));
+  EXPECT_CALL(local, Delete("pv-1", true)).WillOnce(Return(true));
+  DriverStatus s = Driver().Mount("/pods/u/vol", Opts());
+  EXPECT_THAT(s.message, HasSubstr("wrong fs type"));
+}
+
+TEST_F(ConvoyDriverTest, MountOnlyModeUnmountDetaches) {
+  config.mode = Mode::kMountOnly;
+  flexkit::testing::TempDir pods;
+  const std::string dir = pods.Join("vol");
+  std::filesystem::create_directories(dir);
+  auto& local = clients.At(kLocal);
+  Mounted(dir);
+  EXPECT_CALL(local, List())
+      .WillOnce(Return(std::map<std::string, VolumeInfo>{{"pv-1", Ebs("pv-1", "/dev/xvdf", dir)}}));
+  EXPECT_CALL(local, Umount("pv-1")).WillOnce([&](const std::string&) { mounter.mounts.clear(); });
+  EXPECT_CALL(local, Delete("pv-1", true)).WillOnce(Return(true));
+  EXPECT_TRUE(Driver().Unmount(dir).IsSuccess());
+}
+
+TEST_F(ConvoyDriverTest, MountOnlyModeUnmountOfMissingOrUnmountedDirSucceeds) {
+  config.mode = Mode::kMountOnly;
+  flexkit::testing::TempDir pods;
+  EXPECT_TRUE(Driver().Unmount(pods.Join("missing")).IsSuccess());
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, List()).WillOnce(Return(std::map<std::string, VolumeInfo>{}));
+  EXPECT_TRUE(Driver().Unmount(pods.path()).IsSuccess());
+}
+
+TEST_F(ConvoyDriverTest, AttachVerbsAreNotSupportedInMountOnlyMode) {
+  config.mode = Mode::kMountOnly;
+  auto d = Driver();
+  EXPECT_TRUE(d.Attach(Opts(), "node-a").IsNotSupported());
+  EXPECT_TRUE(d.Detach("pv-1", "node-a").IsNotSupported());
+  EXPECT_TRUE(d.MountDevice("/g", "/dev/x", Opts()).IsNotSupported());
+  EXPECT_TRUE(d.UnmountDevice("/g").IsNotSupported());
+}
+
+TEST_F(ConvoyDriverTest, ThroughDispatchSecretsNeverReachTheMessage) {
+  config.mode = Mode::kMountOnly;
+  auto d = Driver();
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, Inspect("hunter2pw")).WillOnce(Throw(ConvoyError("cannot connect", 0)));
+  // The volume name happens to equal the decoded secret: it is redacted
+  // wherever it appears in the reply.
+  DriverStatus s = flexvolume::Dispatch(
+      d,
+      {"mount", "/pods/x",
+       R"({"kubernetes.io/pvOrVolumeName":"hunter2pw","kubernetes.io/secret/k":"aHVudGVyMnB3"})"});
+  EXPECT_TRUE(s.IsFailure());
+  EXPECT_THAT(s.message, ::testing::Not(HasSubstr("hunter2pw")));
+  EXPECT_THAT(s.message, HasSubstr("<redacted>"));
+}
+
+}  // namespace
+}  // namespace convoy_flexvolume

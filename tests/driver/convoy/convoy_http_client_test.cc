@@ -1,0 +1,206 @@
+#include "driver/convoy/convoy_http_client.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/driver/convoy/scripted_server.h"
+#include "tests/support/temp_dir.h"
+
+namespace convoy_flexvolume {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ScriptedServer;
+using ::testing::StartsWith;
+using Reply = ScriptedServer::Reply;
+using namespace std::chrono_literals;
+
+const char* kVolumeJson =
+    "{\n\t\"Name\": \"pv-1\",\n\t\"Driver\": \"ebs\",\n\t\"MountPoint\": \"\",\n\t\"CreatedTime\": "
+    "\"Mon Jan 02 "
+    "15:04:05 -0700 2006\",\n\t\"DriverInfo\": {\n\t\t\"Device\": \"/dev/xvdf\",\n\t\t\"Driver\": "
+    "\"ebs\"\n\t},\n\t"
+    "\"Snapshots\": {}\n}";
+
+class ConvoyHttpClientTest : public ::testing::Test {
+ protected:
+  std::string Socket() const { return dir.Join("convoy.sock"); }
+  ConvoyHttpClient Client(std::chrono::milliseconds request_timeout = 2000ms) {
+    return ConvoyHttpClient(Socket(), 500ms, request_timeout);
+  }
+  // The JSON body of a recorded request.
+  static nlohmann::json Body(const std::string& request) {
+    return nlohmann::json::parse(request.substr(request.find("\r\n\r\n") + 4));
+  }
+  flexkit::testing::TempDir dir;
+};
+
+TEST_F(ConvoyHttpClientTest, CreateSendsConvoysFieldsAndParsesTheVerboseReply) {
+  ScriptedServer server(Socket(), {Reply{ScriptedServer::Http(200, "OK", kVolumeJson)}});
+  CreateRequest req;
+  req.name = "pv-1";
+  req.driver_name = "ebs";
+  req.driver_volume_id = "vol-1";
+  req.size = 1073741824;
+  req.fs_type = "xfs";
+  VolumeInfo v = Client().Create(req);
+  EXPECT_EQ(v.Device(), "/dev/xvdf");
+  const std::string raw = server.Requests().at(0);
+  EXPECT_THAT(raw, StartsWith("POST /v1/volumes/create HTTP/1.1\r\n"));
+  EXPECT_THAT(raw, HasSubstr("User-Agent: Convoy-Client/1\r\n"));
+  auto body = Body(raw);
+  EXPECT_EQ(body["Name"], "pv-1");
+  EXPECT_EQ(body["DriverName"], "ebs");
+  EXPECT_EQ(body["DriverVolumeID"], "vol-1");
+  EXPECT_EQ(body["Size"], 1073741824);
+  EXPECT_EQ(body["FSType"], "xfs");
+  EXPECT_EQ(body["Verbose"], true);
+}
+
+TEST_F(ConvoyHttpClientTest, InspectSendsTheNameInAGetBody) {
+  ScriptedServer server(Socket(), {Reply{ScriptedServer::Http(200, "OK", kVolumeJson)}});
+  auto v = Client().Inspect("pv-1");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->name, "pv-1");
+  const std::string raw = server.Requests().at(0);
+  EXPECT_THAT(raw, StartsWith("GET /v1/volumes/ HTTP/1.1\r\n"));
+  EXPECT_EQ(Body(raw)["VolumeName"], "pv-1");
+}
+
+TEST_F(ConvoyHttpClientTest, InspectOfAnUnknownVolumeIsNullopt) {
+  ScriptedServer server(Socket(),
+                        {Reply{ScriptedServer::Http(404, "Not Found", "Volume not found.\n")}});
+  EXPECT_FALSE(Client().Inspect("pv-1").has_value());
+}
+
+TEST_F(ConvoyHttpClientTest, OtherNotFoundsAreErrorsNotMissingVolumes) {
+  ScriptedServer server(
+      Socket(),
+      {Reply{ScriptedServer::Http(404, "Not Found", "Handler not found: GET /v1/volumes/\n")}});
+  try {
+    Client().Inspect("pv-1");
+    FAIL() << "expected a ConvoyError";
+  } catch (const ConvoyError& e) {
+    EXPECT_EQ(e.status(), 404);
+    EXPECT_THAT(e.what(), HasSubstr("Handler not found"));
+  }
+}
+
+TEST_F(ConvoyHttpClientTest, ErrorsNameTheDaemonTheRequestAndTheAnswer) {
+  ScriptedServer server(
+      Socket(), {Reply{ScriptedServer::Http(400, "Bad Request", "volume pv-1 doesn't exist\n")}});
+  try {
+    MountRequest req;
+    req.volume_name = "pv-1";
+    Client().Mount(req);
+    FAIL() << "expected a ConvoyError";
+  } catch (const ConvoyError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "convoy at " + Socket() + ": POST /v1/volumes/mount: 400 volume pv-1 doesn't exist");
+    EXPECT_EQ(e.status(), 400);
+  }
+}
+
+TEST_F(ConvoyHttpClientTest, MountSendsTheKubernetesExtensions) {
+  ScriptedServer server(Socket(), {Reply{ScriptedServer::Http(200, "OK", "/g/pv-1")}});
+  MountRequest req;
+  req.volume_name = "pv-1";
+  req.mount_point = "/g/pv-1";
+  req.read_write = "ro";
+  req.bind_mount = "bind";
+  req.remount = true;
+  EXPECT_EQ(Client().Mount(req), "/g/pv-1");
+  auto body = Body(server.Requests().at(0));
+  EXPECT_EQ(body["ReadWrite"], "ro");
+  EXPECT_EQ(body["BindMount"], "bind");
+  EXPECT_EQ(body["ReMount"], true);
+  EXPECT_EQ(body["MountPoint"], "/g/pv-1");
+}
+
+TEST_F(ConvoyHttpClientTest, DeleteIsReferenceOnlyAndToleratesNotFound) {
+  ScriptedServer server(Socket(),
+                        {Reply{ScriptedServer::Http(200, "OK", "")},
+                         Reply{ScriptedServer::Http(404, "Not Found", "Volume not found.\n")}});
+  EXPECT_TRUE(Client().Delete("pv-1", true));
+  EXPECT_FALSE(Client().Delete("pv-1", true));
+  const std::string raw = server.Requests().at(0);
+  EXPECT_THAT(raw, StartsWith("DELETE /v1/volumes/ HTTP/1.1\r\n"));
+  EXPECT_EQ(Body(raw)["ReferenceOnly"], true);
+}
+
+TEST_F(ConvoyHttpClientTest, ListParsesEveryVolume) {
+  ScriptedServer server(Socket(),
+                        {Reply{ScriptedServer::Http(
+                            200, "OK", std::string("{\n\t\"pv-1\": ") + kVolumeJson + "\n}")}});
+  auto volumes = Client().List();
+  ASSERT_EQ(volumes.size(), 1u);
+  EXPECT_EQ(volumes.at("pv-1").Device(), "/dev/xvdf");
+}
+
+TEST_F(ConvoyHttpClientTest, DaemonDownFailsQuicklyAfterBriefRetries) {
+  auto start = std::chrono::steady_clock::now();
+  try {
+    Client().Inspect("pv-1");
+    FAIL();
+  } catch (const ConvoyError& e) {
+    EXPECT_FALSE(e.answered());
+    EXPECT_THAT(e.what(), HasSubstr("cannot connect"));
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
+TEST_F(ConvoyHttpClientTest, MutatingRequestsAreNeverRetried) {
+  ScriptedServer server(Socket(), {Reply{"", 0ms, true}});
+  CreateRequest req;
+  req.name = "pv-1";
+  EXPECT_THROW(Client().Create(req), ConvoyError);
+  EXPECT_EQ(server.Requests().size(), 1u);
+}
+
+TEST_F(ConvoyHttpClientTest, SlowDaemonTimesOut) {
+  ScriptedServer server(Socket(), {Reply{ScriptedServer::Http(200, "OK", kVolumeJson), 3000ms}});
+  auto start = std::chrono::steady_clock::now();
+  try {
+    Client(300ms).Inspect("pv-1");
+    FAIL();
+  } catch (const ConvoyError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("no complete reply within 300 ms"));
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms) << "a timeout is not retried";
+}
+
+TEST_F(ConvoyHttpClientTest, GarbageRepliesAreErrors) {
+  const std::vector<std::string> garbage = {
+      "not http at all\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n{\"Na",
+      ScriptedServer::Http(200, "OK", "{\"Name\": 3}"), ScriptedServer::Http(200, "OK", "[]"),
+      ScriptedServer::Http(200, "OK", "\x01\x02\xff")};
+  for (const std::string& bytes : garbage) {
+    ScriptedServer server(Socket(), {Reply{bytes}});
+    EXPECT_THROW(Client(500ms).Inspect("pv-1"), ConvoyError) << bytes;
+  }
+}
+
+TEST_F(ConvoyHttpClientTest, ClosedWithoutReplyIsAnError) {
+  ScriptedServer server(Socket(), {Reply{"", 0ms, true}});
+  try {
+    Client().List();
+    FAIL();
+  } catch (const ConvoyError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("no valid HTTP reply"));
+  }
+}
+
+TEST_F(ConvoyHttpClientTest, OverlongSocketPathIsRefused) {
+  ConvoyHttpClient client("/" + std::string(120, 's'), 100ms, 100ms);
+  try {
+    client.List();
+    FAIL();
+  } catch (const ConvoyError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("longer than 107 bytes"));
+  }
+}
+
+}  // namespace
+}  // namespace convoy_flexvolume

@@ -1,0 +1,72 @@
+#pragma once
+// GoogleMock doubles for the Convoy client and the host seams of the driver.
+#include <gmock/gmock.h>
+
+#include <map>
+
+#include "driver/convoy/clock.h"
+#include "driver/convoy/convoy_client.h"
+
+namespace convoy_flexvolume {
+
+class MockConvoyClient : public ConvoyClient {
+ public:
+  explicit MockConvoyClient(std::string socket) : socket_(std::move(socket)) {}
+  std::string Endpoint() const override { return "convoy at " + socket_; }
+  MOCK_METHOD(VolumeInfo, Create, (const CreateRequest&), (override));
+  MOCK_METHOD(std::optional<VolumeInfo>, Inspect, (const std::string&), (override));
+  MOCK_METHOD((std::map<std::string, VolumeInfo>), List, (), (override));
+  MOCK_METHOD(std::string, Mount, (const MountRequest&), (override));
+  MOCK_METHOD(void, Umount, (const std::string&), (override));
+  MOCK_METHOD(bool, Delete, (const std::string&, bool), (override));
+
+ private:
+  std::string socket_;
+};
+
+// Hands out one strict mock per socket path, created on first use, so tests
+// can set expectations per daemon (per node) before the driver runs.
+class MockClientFactory : public ConvoyClientFactory {
+ public:
+  ::testing::StrictMock<MockConvoyClient>& At(const std::string& socket) {
+    auto& slot = clients_[socket];
+    if (!slot) slot = std::make_unique<::testing::StrictMock<MockConvoyClient>>(socket);
+    return *slot;
+  }
+  std::unique_ptr<ConvoyClient> ForSocket(const std::string& socket) override {
+    requested.push_back(socket);
+    return std::make_unique<Forwarder>(&At(socket));
+  }
+  std::vector<std::string> requested;
+
+ private:
+  // The driver owns what ForSocket returns; the mock stays with the test.
+  class Forwarder : public ConvoyClient {
+   public:
+    explicit Forwarder(MockConvoyClient* target) : t_(target) {}
+    std::string Endpoint() const override { return t_->Endpoint(); }
+    VolumeInfo Create(const CreateRequest& r) override { return t_->Create(r); }
+    std::optional<VolumeInfo> Inspect(const std::string& n) override { return t_->Inspect(n); }
+    std::map<std::string, VolumeInfo> List() override { return t_->List(); }
+    std::string Mount(const MountRequest& r) override { return t_->Mount(r); }
+    void Umount(const std::string& n) override { t_->Umount(n); }
+    bool Delete(const std::string& n, bool ref) override { return t_->Delete(n, ref); }
+
+   private:
+    MockConvoyClient* t_;
+  };
+  std::map<std::string, std::unique_ptr<::testing::StrictMock<MockConvoyClient>>> clients_;
+};
+
+class FakeClock : public Clock {
+ public:
+  std::chrono::steady_clock::time_point Now() override { return now; }
+  void SleepFor(std::chrono::milliseconds d) override {
+    now += d;
+    ++sleeps;
+  }
+  std::chrono::steady_clock::time_point now{};
+  int sleeps = 0;
+};
+
+}  // namespace convoy_flexvolume
