@@ -53,17 +53,23 @@ void ExecDriver(Driver& driver, int argc, char** argv, const ExecConfig& config)
   InstallCrashGuard(reply_fd, args.empty() ? "" : args[0]);
   if (!config.log.file.empty() || config.log.syslog) InitLogging(config.log);
 
+  // kubelet runs init on every probe and getvolumename on most volume
+  // operations; both are side-effect free, so a successful one is not worth
+  // a log line (nor the cost of opening the log on each exec).
+  const bool quiet = !args.empty() && (args[0] == "init" || args[0] == "getvolumename");
   const auto started = std::chrono::steady_clock::now();
-  Log().info("call: {}", DescribeCall(args));
+  if (!quiet) Log().info("call: {}", DescribeCall(args));
   const DriverStatus reply = Dispatch(driver, args, config.dispatch);
   const std::string text = RenderReply(reply);
   const int exit_code = ExitCodeFor(reply);
-  const auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::steady_clock::now() - started)
-                              .count();
-  Log().info("reply after {} ms, exit {}: {}", elapsed_ms, exit_code,
-             std::string_view(text).substr(0, text.size() - 1));
-  Log().flush();
+  if (!quiet || reply.IsFailure()) {
+    const auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::steady_clock::now() - started)
+                                .count();
+    Log().info("{} replied after {} ms, exit {}: {}", args.empty() ? "(no verb)" : args[0],
+               elapsed_ms, exit_code, std::string_view(text).substr(0, text.size() - 1));
+    Log().flush();
+  }
 
   if (ClaimReply(exit_code)) {
     // A reader that went away must not turn into a SIGPIPE death.

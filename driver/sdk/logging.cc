@@ -6,6 +6,7 @@
 #include <syslog.h>
 
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "driver/sdk/secrets.h"
@@ -36,6 +37,7 @@ class RedactingSink final : public spdlog::sinks::sink {
 };
 
 std::mutex g_mu;
+std::optional<LogConfig> g_pending;        // set by InitLogging, opened by Log()
 std::shared_ptr<spdlog::logger> g_logger;  // guarded by g_mu
 // Replaced loggers stay alive: Log() hands out references.
 std::vector<std::shared_ptr<spdlog::logger>> g_retired;
@@ -46,9 +48,8 @@ std::shared_ptr<spdlog::logger> NullLogger() {
                                           std::make_shared<spdlog::sinks::null_sink_mt>());
 }
 
-}  // namespace
-
-void InitLogging(const LogConfig& config) {
+// Builds the logger for `config`; *error says why the file could not be used.
+std::shared_ptr<spdlog::logger> OpenLogger(const LogConfig& config, std::string* error_out) {
   std::vector<spdlog::sink_ptr> sinks;
   std::string error;
   if (!config.file.empty()) {
@@ -71,15 +72,28 @@ void InitLogging(const LogConfig& config) {
   logger->flush_on(spdlog::level::info);
   // spdlog's default error handler prints to stderr, which is protocol.
   logger->set_error_handler([](const std::string&) {});
+  *error_out = std::move(error);
+  return logger;
+}
+
+}  // namespace
+
+void InitLogging(const LogConfig& config) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_logger) g_retired.push_back(std::move(g_logger));
-  g_logger = std::move(logger);
-  g_last_error = std::move(error);
+  g_pending = config;
 }
 
 spdlog::logger& Log() {
   std::lock_guard<std::mutex> lock(g_mu);
-  if (!g_logger) g_logger = NullLogger();
+  if (!g_logger) {
+    if (g_pending) {
+      g_logger = OpenLogger(*g_pending, &g_last_error);
+      g_pending.reset();
+    } else {
+      g_logger = NullLogger();
+    }
+  }
   return *g_logger;
 }
 

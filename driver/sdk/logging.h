@@ -19,12 +19,13 @@ struct LogConfig {
   spdlog::level::level_enum level = spdlog::level::info;
 };
 
-// Replaces the process logger. Never throws and never writes to stdout or
-// stderr: if the file cannot be opened, logging goes to syslog (when asked
-// for) or nowhere, and LastLogError() says why.
+// Sets where the process logs. The sinks are opened on the first Log() call,
+// so a call that logs nothing (a quiet `init`) opens no file. Never throws
+// and never writes to stdout or stderr: if the file cannot be opened, logging
+// goes to syslog (when asked for) or nowhere, and LastLogError() says why.
 void InitLogging(const LogConfig& config);
 
-// The process logger; discards everything until InitLogging succeeds.
+// The process logger; discards everything when no destination is set.
 spdlog::logger& Log();
 
 // Why the last InitLogging could not open its file ("" if it could).
