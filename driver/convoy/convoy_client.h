@@ -20,6 +20,12 @@ struct VolumeInfo {
   // Where the volume is on the host: the block device (ebs) or the
   // directory (vfs).
   std::string Device() const;
+  // Attached to this daemon's host: it has a device, and the daemon does not
+  // say otherwise (a reference kept after the volume failed over elsewhere
+  // reports Attached "false").
+  bool IsAttached() const;
+  // The filesystem the daemon found on the volume, "" when it does not say.
+  std::string FsType() const;
 };
 
 // VolumeCreateRequest (always Verbose) with the Kubernetes FSType extension.

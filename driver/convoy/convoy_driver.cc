@@ -93,11 +93,13 @@ VolumeInfo ConvoyDriver::EnsureAttached(ConvoyClient& client, const VolumeSpec& 
   req.driver_name = spec.driver;
   req.driver_volume_id = spec.volume_id;
   req.type = spec.volume_type;
-  req.fs_type = spec.fs_type;
+  // Unset, the daemon formats a blank device as ext4 and takes any existing
+  // filesystem; set, it refuses a device that holds another one.
+  req.fs_type = spec.fs_type_requested ? spec.fs_type : "";
   req.size = spec.size_bytes;
   req.iops = spec.iops;
   if (auto existing = client.Inspect(spec.name)) {
-    if (!existing->Device().empty()) return *existing;
+    if (existing->IsAttached()) return *existing;
     // Known here but no longer attached (the daemon reconciled it away):
     // drop the stale reference and adopt the same EBS volume again.
     auto id = existing->driver_info.find("EBSVolumeID");
@@ -114,7 +116,7 @@ VolumeInfo ConvoyDriver::EnsureAttached(ConvoyClient& client, const VolumeSpec& 
     // Another call attached it meanwhile (kubelet and the controller may
     // overlap): take what is there rather than fail.
     auto raced = e.answered() ? client.Inspect(spec.name) : std::nullopt;
-    if (!raced || raced->Device().empty()) throw;
+    if (!raced || !raced->IsAttached()) throw;
     info = *raced;
   }
   if (info.Device().empty()) {
@@ -158,7 +160,8 @@ DriverStatus ConvoyDriver::WaitForAttach(const std::string& device, const Option
     while (true) {
       if (dev.empty()) {
         if (!client) client = LocalClient();
-        if (auto info = client->Inspect(spec.name)) dev = info->Device();
+        if (auto info = client->Inspect(spec.name); info && info->IsAttached())
+          dev = info->Device();
       }
       if (!dev.empty()) {
         if (dev[0] != '/')
@@ -187,7 +190,7 @@ DriverStatus ConvoyDriver::IsAttached(const Options& opts, const std::string& no
   return Guarded("isattached " + spec.name + " on " + node, [&] {
     auto info = ClientForNode(node)->Inspect(spec.name);
     DriverStatus s = Succeed();
-    s.attached = info && !info->Device().empty();
+    s.attached = info && info->IsAttached();
     return s;
   });
 }
@@ -195,15 +198,22 @@ DriverStatus ConvoyDriver::IsAttached(const Options& opts, const std::string& no
 void ConvoyDriver::EnsureMounted(ConvoyClient& client, const VolumeSpec& spec,
                                  const std::string& dir) {
   if (auto info = client.Inspect(spec.name)) {
+    // Never mount a filesystem other than the one the PV asks for.
+    if (spec.fs_type_requested && !info->FsType().empty() && info->FsType() != spec.fs_type) {
+      throw std::runtime_error("the volume holds " + info->FsType() +
+                               ", but kubernetes.io/fsType asks for " + spec.fs_type +
+                               "; it is never reformatted");
+    }
     if (!info->mount_point.empty() && Canonical(info->mount_point) == Canonical(dir) &&
-        IsMountPoint(dir))
+        IsMountPoint(dir)) {
       return;
+    }
   }
   MountRequest req;
   req.volume_name = spec.name;
   req.mount_point = dir;
   req.read_write = spec.read_only ? "ro" : "rw";
-  req.fs_type = spec.fs_type;
+  req.fs_type = spec.fs_type_requested ? spec.fs_type : "";
   if (spec.driver == "vfs") {
     // A VFS volume is a directory: bind it, and allow a new mount point when
     // the shared metadata still names another node's (failover).
@@ -229,7 +239,7 @@ DriverStatus ConvoyDriver::MountDevice(const std::string& dir, const std::string
   return Guarded("mountdevice " + spec.name + " at " + dir, [&] {
     auto client = LocalClient();
     auto info = client->Inspect(spec.name);
-    if (!info || info->Device().empty()) {
+    if (!info || !info->IsAttached()) {
       throw std::runtime_error("the volume is not attached to this node (" + client->Endpoint() +
                                ")");
     }

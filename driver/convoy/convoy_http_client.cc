@@ -48,6 +48,16 @@ std::string VolumeInfo::Device() const {
   return it == driver_info.end() ? std::string() : it->second;
 }
 
+bool VolumeInfo::IsAttached() const {
+  auto it = driver_info.find("Attached");
+  return !Device().empty() && (it == driver_info.end() || it->second != "false");
+}
+
+std::string VolumeInfo::FsType() const {
+  auto it = driver_info.find("FSType");
+  return it == driver_info.end() ? std::string() : it->second;
+}
+
 VolumeInfo ParseVolumeResponse(const std::string& json_text) {
   return FromJson(json::parse(json_text));
 }

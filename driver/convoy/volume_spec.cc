@@ -118,7 +118,10 @@ bool ParseVolumeSpec(const flexvolume::Options& opts, VolumeSpec* out, std::stri
     spec.iops = n;
   }
   const std::string fs = flexvolume::Get(opts, flexvolume::option::kFsType);
-  if (!fs.empty()) spec.fs_type = fs;
+  if (!fs.empty()) {
+    spec.fs_type = fs;
+    spec.fs_type_requested = true;
+  }
   if (spec.fs_type != "ext4" && spec.fs_type != "xfs") {
     *err = "kubernetes.io/fsType must be ext4 or xfs, not " + Quoted(spec.fs_type);
     return false;

@@ -26,6 +26,7 @@ struct VolumeSpec {
   std::string volume_type;
   int64_t iops = 0;
   std::string fs_type = "ext4";
+  bool fs_type_requested = false;  // kubernetes.io/fsType was set, not defaulted
   bool read_only = false;
 };
 

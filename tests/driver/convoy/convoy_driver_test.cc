@@ -169,6 +169,32 @@ TEST_F(ConvoyDriverTest, AttachReadoptsAStaleReference) {
   EXPECT_EQ(Driver().Attach(Opts(), "node-a").device, "/dev/xvdh");
 }
 
+TEST_F(ConvoyDriverTest, AReferenceTheDaemonMarksDetachedIsNotAttached) {
+  auto& a = clients.At(kNodeA);
+  VolumeInfo stale = Ebs("pv-1", "/dev/xvdf");
+  stale.driver_info["Attached"] = "false";
+  EXPECT_CALL(a, Inspect("pv-1")).WillOnce(Return(stale));
+  EXPECT_EQ(Driver().IsAttached(Opts(), "node-a").attached, false);
+}
+
+TEST_F(ConvoyDriverTest, MountDeviceRefusesAnotherFilesystemThanRequested) {
+  auto& local = clients.At(kLocal);
+  VolumeInfo ext4 = Ebs("pv-1", "/dev/xvdf");
+  ext4.driver_info["FSType"] = "ext4";
+  EXPECT_CALL(local, Inspect("pv-1")).Times(2).WillRepeatedly(Return(ext4));
+  DriverStatus s =
+      Driver().MountDevice("/g/pv-1", "/dev/xvdf", Opts({{"kubernetes.io/fsType", "xfs"}}));
+  EXPECT_THAT(s.message, HasSubstr("the volume holds ext4, but kubernetes.io/fsType asks for xfs"));
+}
+
+TEST_F(ConvoyDriverTest, AnUnsetFsTypeTakesWhateverTheVolumeHolds) {
+  auto& a = clients.At(kNodeA);
+  EXPECT_CALL(a, Inspect("pv-1")).WillOnce(Return(std::nullopt));
+  EXPECT_CALL(a, Create(Field(&CreateRequest::fs_type, "")))
+      .WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
+  EXPECT_TRUE(Driver().Attach(Opts({{"kubernetes.io/fsType", ""}}), "node-a").IsSuccess());
+}
+
 TEST_F(ConvoyDriverTest, AttachRefusedByTheDaemonSaysWhichDaemonAndWhat) {
   auto& b = clients.At(kNodeB);
   EXPECT_CALL(b, Inspect("pv-1")).WillOnce(Return(std::nullopt)).WillOnce(Return(std::nullopt));
