@@ -53,10 +53,12 @@ void ExecDriver(Driver& driver, int argc, char** argv, const ExecConfig& config)
   InstallCrashGuard(reply_fd, args.empty() ? "" : args[0]);
   if (!config.log.file.empty() || config.log.syslog) InitLogging(config.log);
 
-  // kubelet runs init on every probe and getvolumename on most volume
-  // operations; both are side-effect free, so a successful one is not worth
-  // a log line (nor the cost of opening the log on each exec).
-  const bool quiet = !args.empty() && (args[0] == "init" || args[0] == "getvolumename");
+  // kubelet runs init on every probe, getvolumename on most volume
+  // operations and the controller isattached for every volume every minute;
+  // all three are read-only, so only their failures are worth a log line
+  // (and opening the log on each exec).
+  const bool quiet = !args.empty() && (args[0] == "init" || args[0] == "getvolumename" ||
+                                       args[0] == "isattached");
   const auto started = std::chrono::steady_clock::now();
   if (!quiet) Log().info("call: {}", DescribeCall(args));
   const DriverStatus reply = Dispatch(driver, args, config.dispatch);
