@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "simulator/call_command.h"
 #include "simulator/judge.h"
 #include "simulator/verdict_json.h"
 
@@ -36,6 +37,23 @@ int RunJudge(const std::string& verb, int exit_code, const std::string& output_f
   return 0;
 }
 
+std::map<std::string, std::string> KeyValues(const std::vector<std::string>& items,
+                                             const char* flag) {
+  std::map<std::string, std::string> out;
+  for (const auto& item : items) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos) {
+      throw std::invalid_argument(std::string(flag) + " " + item + ": expected KEY=VALUE");
+    }
+    out[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return out;
+}
+
+flexkit::sim::Millis Seconds(double s) {
+  return flexkit::sim::Millis(static_cast<long>(s * 1000));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -52,6 +70,49 @@ int main(int argc, char** argv) {
   judge->add_option("--output", output_file, "file holding stdout+stderr combined")->required();
   judge->add_flag("--strict", strict, "add warnings for what kubelet tolerates but is wrong");
 
+  auto* call = app.add_subcommand("call", "call one verb as kubelet does, on a throwaway node");
+  flexkit::sim::CallCommand cc;
+  std::vector<std::string> options, secrets, env;
+  double timeout = 60, waitforattach_timeout = 600, kill_grace = 10;
+  std::int64_t fs_group = -1;
+  bool pv = false;
+  cc.volume.name = "vol1";
+  cc.pod.pod_name = "pod-1";
+  cc.pod.pod_namespace = "default";
+  call->add_option("--driver", cc.driver, "driver executable (<plugindir>/vendor~drv/drv)")
+      ->required();
+  call->add_option("--node", cc.node, "node name (attach, isattached, detach)")
+      ->capture_default_str();
+  call->add_option("--profile", cc.profile, "legacy-1.5, 1.6, 1.7, 1.15 or current")
+      ->capture_default_str();
+  call->add_option("verb", cc.verb, "the verb")->required();
+  call->add_option("args", cc.args, "the verb's non-JSON arguments");
+  call->add_option("--volume-name", cc.volume.name, "spec.Name(): PV or inline volume name")
+      ->capture_default_str();
+  call->add_option("--fs-type", cc.volume.fs_type, "flexVolume.fsType");
+  call->add_flag("--read-only", cc.volume.read_only, "readOnly");
+  call->add_flag("--pv", pv, "the volume comes from a PersistentVolume (not inline)");
+  call->add_option("-o,--option", options, "flexVolume.options entry KEY=VALUE");
+  call->add_option("--secret", secrets, "secret entry KEY=VALUE (mount only, sent base64)");
+  call->add_option("--pod-name", cc.pod.pod_name)->capture_default_str();
+  call->add_option("--pod-namespace", cc.pod.pod_namespace)->capture_default_str();
+  call->add_option("--pod-uid", cc.pod.pod_uid);
+  call->add_option("--service-account", cc.pod.service_account)->capture_default_str();
+  call->add_option("--fs-group", fs_group, "pod securityContext.fsGroup");
+  call->add_option("--env", env, "node environment KEY=VALUE for the driver");
+  call->add_option("--timeout", timeout, "harness deadline in seconds (any verb)")
+      ->capture_default_str();
+  call->add_option("--waitforattach-timeout", waitforattach_timeout,
+                   "kubelet's waitforattach timeout in seconds")
+      ->capture_default_str();
+  call->add_option("--kill-grace", kill_grace, "seconds between SIGTERM and SIGKILL")
+      ->capture_default_str();
+  call->add_option("--output-cap", cc.settings.output_cap, "bytes of output kept")
+      ->capture_default_str();
+  call->add_option("--run-dir", cc.run_dir, "keep the node's directories here");
+  call->add_option("--transcript", cc.transcript, "write the JSON transcript to this file");
+  call->add_flag("--strict", cc.strict, "add warnings for what kubelet tolerates but is wrong");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -60,6 +121,17 @@ int main(int argc, char** argv) {
   }
   try {
     if (judge->parsed()) return RunJudge(verb, exit_code, output_file, strict);
+    if (call->parsed()) {
+      cc.volume.options = KeyValues(options, "--option");
+      cc.pod.secret = KeyValues(secrets, "--secret");
+      cc.env = KeyValues(env, "--env");
+      cc.volume.inline_volume = !pv;
+      if (fs_group >= 0) cc.pod.fs_group = fs_group;
+      cc.settings.harness_deadline = Seconds(timeout);
+      cc.settings.waitforattach_timeout = Seconds(waitforattach_timeout);
+      cc.settings.kill_grace = Seconds(kill_grace);
+      return flexkit::sim::RunCallCommand(cc);
+    }
   } catch (const std::exception& e) {
     std::cerr << "flexsim: " << e.what() << "\n";
     return 2;
