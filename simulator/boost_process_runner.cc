@@ -59,8 +59,15 @@ struct ChildSetup {
     return {};
   }
 
-  void on_exec_error(bp::posix::default_launcher&, const bp::filesystem::path&,
-                     const char* const*, const bp::error_code&) {
+  // 1.81 detects this hook with a five-argument signature but calls the
+  // four-argument one: both must exist, or exit() runs in the vfork child
+  // (atexit handlers and stdio buffers of the parent, corrupted).
+  void on_exec_error(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*,
+                     const bp::error_code&) {
+    ::_exit(127);
+  }
+  void on_exec_error(bp::posix::default_launcher&, const bp::error_code&,
+                     const bp::filesystem::path&, const char* const*, const bp::error_code&) {
     ::_exit(127);
   }
 };
@@ -139,12 +146,14 @@ ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
   boost::asio::io_context context;
   bp::error_code ec;
   ChildSetup setup{spec.mount_namespace_fd, cwd.c_str(), envp.data()};
-  auto process = bp::posix::vfork_launcher()(context, ec, spec.executable, spec.args,
-                                             bp::process_stdio{nullptr, out.write, err.write},
-                                             setup);
+  // 1.81's (context, ec, ...) overload drops `ec` and throws: pass the executor.
+  bp::posix::vfork_launcher launcher;
+  auto process = launcher(context.get_executor(), ec, spec.executable, spec.args,
+                          bp::process_stdio{nullptr, out.write, err.write}, setup);
   out.CloseWrite();
   err.CloseWrite();
   if (ec) {
+    if (launcher.pid > 0) ::waitpid(launcher.pid, nullptr, 0);  // the child that failed exec
     result.spawn_error = "exec " + spec.executable + ": " + ec.message();
     result.exit.exit_code = 127;
     return result;
@@ -160,8 +169,8 @@ ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
   { auto released = process.detach(); }
 
   const auto harness_deadline = start + spec.harness_deadline;
-  auto kubelet_deadline = spec.kubelet_timeout.count() > 0 ? start + spec.kubelet_timeout
-                                                           : Clock::time_point::max();
+  auto kubelet_deadline =
+      spec.kubelet_timeout.count() > 0 ? start + spec.kubelet_timeout : Clock::time_point::max();
   auto sigkill_at = Clock::time_point::max();
   auto exited_at = Clock::time_point::max();
   bool exited = false;
@@ -203,7 +212,8 @@ ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
       auto left = std::chrono::duration_cast<Millis>(wake - now).count() + 1;
       timeout_ms = static_cast<int>(std::max<long>(0, std::min<long>(left, 1000000)));
     }
-    pollfd fds[3] = {{out.read, POLLIN, 0}, {err.read, POLLIN, 0}, {exited ? -1 : pidfd, POLLIN, 0}};
+    pollfd fds[3] = {
+        {out.read, POLLIN, 0}, {err.read, POLLIN, 0}, {exited ? -1 : pidfd, POLLIN, 0}};
     int n = ::poll(fds, 3, timeout_ms);
     if (n < 0 && errno != EINTR) {
       kill_group();

@@ -128,7 +128,8 @@ int RunCallCommand(CallCommand c) {
   nlohmann::ordered_json out;
   if (!prepare.empty() && node.mounter().PathExists(prepare) &&
       node.mounter().IsMountPoint(prepare)) {
-    transcript.AddEvent("skipped", {{"verb", v}, {"reason", prepare + " is already a mount point"}});
+    transcript.AddEvent("skipped",
+                        {{"verb", v}, {"reason", prepare + " is already a mount point"}});
     out = {{"skipped", prepare + " is already a mount point (kubelet does not call the driver)"}};
   } else {
     if (!prepare.empty()) node.mounter().MakeDirs(prepare, 0750);

@@ -67,7 +67,8 @@ CallResult DriverInvoker::Call(Node& node, const std::string& component,
   for (auto& c : record.process.chunks) c.bytes = redactor.Apply(c.bytes);
   record.verdict = result.verdict;
   record.verdict.error = redactor.Apply(record.verdict.error);
-  if (record.verdict.status) record.verdict.status->message = redactor.Apply(record.verdict.status->message);
+  if (record.verdict.status)
+    record.verdict.status->message = redactor.Apply(record.verdict.status->message);
   record.harness_problem = result.harness_problem;
   record.mounts_added = MountsAdded(before, after);
   record.mounts_removed = MountsAdded(after, before);

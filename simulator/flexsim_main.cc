@@ -50,9 +50,7 @@ std::map<std::string, std::string> KeyValues(const std::vector<std::string>& ite
   return out;
 }
 
-flexkit::sim::Millis Seconds(double s) {
-  return flexkit::sim::Millis(static_cast<long>(s * 1000));
-}
+flexkit::sim::Millis Seconds(double s) { return flexkit::sim::Millis(static_cast<long>(s * 1000)); }
 
 }  // namespace
 

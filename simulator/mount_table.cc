@@ -14,7 +14,7 @@ std::vector<MountEntry> ReadMountTable(pid_t pid) {
       mnt_new_table_from_file(path.c_str()), mnt_unref_table);
   if (!table) throw std::runtime_error("read mount table " + path + ": libmount cannot parse it");
   std::unique_ptr<libmnt_iter, void (*)(libmnt_iter*)> iter(mnt_new_iter(MNT_ITER_FORWARD),
-                                                           mnt_free_iter);
+                                                            mnt_free_iter);
   std::vector<MountEntry> entries;
   libmnt_fs* fs = nullptr;
   auto str = [](const char* s) { return s == nullptr ? std::string() : std::string(s); };

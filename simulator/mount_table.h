@@ -1,7 +1,8 @@
 #pragma once
 // The mounts a process sees, read from /proc/<pid>/mountinfo with libmount.
-#include <string>
 #include <sys/types.h>
+
+#include <string>
 #include <vector>
 
 namespace flexkit::sim {

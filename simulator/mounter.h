@@ -11,14 +11,13 @@ class Mounter {
   virtual ~Mounter() = default;
   // mount(2) semantics; errors throw std::runtime_error("mount SRC on DST: why").
   virtual void Mount(const std::string& source, const std::string& target,
-                     const std::string& fs_type, unsigned long flags,
-                     const std::string& data) = 0;
+                     const std::string& fs_type, unsigned long flags, const std::string& data) = 0;
   virtual void Unmount(const std::string& target) = 0;
   // IsLikelyNotMountPoint == false: `path` is the target of a mount.
   virtual bool IsMountPoint(const std::string& path) = 0;
   virtual bool PathExists(const std::string& path) = 0;
   virtual void MakeDirs(const std::string& path, unsigned mode) = 0;  // mkdir -p
-  virtual void RemoveDir(const std::string& path) = 0;                 // rmdir, not recursive
+  virtual void RemoveDir(const std::string& path) = 0;                // rmdir, not recursive
   virtual void WriteFile(const std::string& path, const std::string& content) = 0;
   virtual std::string ReadFile(const std::string& path) = 0;
 };

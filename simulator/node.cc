@@ -219,7 +219,8 @@ void NamespaceMounter::MakeDirs(const std::string& path, unsigned mode) {
   std::error_code ec;
   std::string real = InNamespace(path);
   std::filesystem::create_directories(real, ec);
-  if (ec) throw std::runtime_error("mkdir -p " + path + " (node " + node_.name() + "): " + ec.message());
+  if (ec)
+    throw std::runtime_error("mkdir -p " + path + " (node " + node_.name() + "): " + ec.message());
   ::chmod(real.c_str(), mode);
 }
 
@@ -232,7 +233,8 @@ void NamespaceMounter::RemoveDir(const std::string& path) {
 void NamespaceMounter::WriteFile(const std::string& path, const std::string& content) {
   std::string real = InNamespace(path);
   int fd = ::open(real.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("write " + path + " (node " + node_.name() + "): " + Why(errno));
+  if (fd < 0)
+    throw std::runtime_error("write " + path + " (node " + node_.name() + "): " + Why(errno));
   bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size()) &&
             ::fsync(fd) == 0;
   int err = errno;

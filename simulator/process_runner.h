@@ -17,8 +17,8 @@ namespace flexkit::sim {
 using Millis = std::chrono::milliseconds;
 
 struct ProcessSpec {
-  std::string executable;         // argv[0], an absolute path
-  std::vector<std::string> args;  // argv[1..]
+  std::string executable;                            // argv[0], an absolute path
+  std::vector<std::string> args;                     // argv[1..]
   std::map<std::string, std::string> env_overrides;  // on top of the inherited environment
   // /proc/<holder>/ns/mnt of the node, or -1: exec in the caller's namespace.
   int mount_namespace_fd = -1;
@@ -43,9 +43,9 @@ struct OutputChunk {
 
 struct ProcessResult {
   ExitStatus exit;
-  std::string combined;             // both streams in the order they were read
-  std::vector<OutputChunk> chunks;  // the same bytes, by stream
-  std::string spawn_error;          // exec failed (kubelet sees an exec error, no output)
+  std::string combined;               // both streams in the order they were read
+  std::vector<OutputChunk> chunks;    // the same bytes, by stream
+  std::string spawn_error;            // exec failed (kubelet sees an exec error, no output)
   bool harness_deadline_hit = false;  // "would hang kubelet"
   bool output_held_open = false;      // driver exited, a descendant kept its stdout/stderr
   bool output_capped = false;

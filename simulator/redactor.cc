@@ -17,7 +17,8 @@ std::string Redactor::Apply(std::string text) const {
   ordered.insert(secrets_.begin(), secrets_.end());
   static const std::string kMark = "<redacted>";
   for (const auto& s : ordered) {
-    for (std::size_t at = text.find(s); at != std::string::npos; at = text.find(s, at + kMark.size())) {
+    for (std::size_t at = text.find(s); at != std::string::npos;
+         at = text.find(s, at + kMark.size())) {
       text.replace(at, s.size(), kMark);
     }
   }

@@ -11,8 +11,8 @@ namespace {
 nlohmann::ordered_json MountsToJson(const std::vector<MountEntry>& mounts) {
   auto j = nlohmann::ordered_json::array();
   for (const auto& m : mounts) {
-    j.push_back({{"target", m.target}, {"source", m.source}, {"type", m.fs_type},
-                 {"options", m.options}});
+    j.push_back(
+        {{"target", m.target}, {"source", m.source}, {"type", m.fs_type}, {"options", m.options}});
   }
   return j;
 }
@@ -45,8 +45,8 @@ nlohmann::ordered_json CallRecordToJson(const CallRecord& r) {
     if (!r.process.spawn_error.empty()) j["spawn_error"] = r.process.spawn_error;
   }
   j["verdict"] = VerdictToJson(r.verdict, true);
-  j["harness_problem"] =
-      r.harness_problem.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.harness_problem);
+  j["harness_problem"] = r.harness_problem.empty() ? nlohmann::ordered_json(nullptr)
+                                                   : nlohmann::ordered_json(r.harness_problem);
   j["mounts_added"] = MountsToJson(r.mounts_added);
   j["mounts_removed"] = MountsToJson(r.mounts_removed);
   return j;

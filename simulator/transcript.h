@@ -20,9 +20,9 @@ struct CallRecord {
   std::string verb;
   std::vector<std::string> argv;  // argv[0] included, secrets redacted
   std::map<std::string, std::string> env_changes;
-  ProcessResult process;        // output bytes redacted
-  Verdict verdict;              // message and error redacted
-  std::string harness_problem;  // empty, or why kubelet would hang / output was cut
+  ProcessResult process;             // output bytes redacted
+  Verdict verdict;                   // message and error redacted
+  std::string harness_problem;       // empty, or why kubelet would hang / output was cut
   bool answered_from_cache = false;  // "Not supported" cached: the driver was not run
   std::vector<MountEntry> mounts_added;
   std::vector<MountEntry> mounts_removed;

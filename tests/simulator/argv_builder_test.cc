@@ -43,8 +43,9 @@ TEST(SimulatorArgvCurrent, ReferenceExampleMount) {
   const auto& p = FindProfile("current");
   MountExtras extras = PodP();
   std::string json = OptionsJson(p, Pv1(), &extras);
-  EXPECT_EQ(json,
-            R"({"kubernetes.io/fsType":"ext4","kubernetes.io/mounterArgs.FsGroup":"2000","kubernetes.io/pod.name":"p","kubernetes.io/pod.namespace":"ns","kubernetes.io/pod.uid":"\u003cuid\u003e","kubernetes.io/pvOrVolumeName":"pv-1","kubernetes.io/readwrite":"rw","kubernetes.io/secret/password":"c2VjcmV0","kubernetes.io/serviceAccount.name":"default","server":"x"})");
+  EXPECT_EQ(
+      json,
+      R"({"kubernetes.io/fsType":"ext4","kubernetes.io/mounterArgs.FsGroup":"2000","kubernetes.io/pod.name":"p","kubernetes.io/pod.namespace":"ns","kubernetes.io/pod.uid":"\u003cuid\u003e","kubernetes.io/pvOrVolumeName":"pv-1","kubernetes.io/readwrite":"rw","kubernetes.io/secret/password":"c2VjcmV0","kubernetes.io/serviceAccount.name":"default","server":"x"})");
   std::string dir = "/var/lib/kubelet/pods/u/volumes/foo~cifs/pv-1";
   EXPECT_EQ(ArgvBuilder(p).Mount(dir, json), (Args{"mount", dir, json}));
 }
@@ -78,15 +79,17 @@ TEST(SimulatorArgv16, IsAttachedHasNodeFirst) {
 TEST(SimulatorArgv16, NoPvOrVolumeNameNoPodInfoOldFsGroupKey) {
   MountExtras extras = PodP();
   extras.secret.clear();
-  EXPECT_EQ(OptionsJson(FindProfile("1.6"), Pv1(), &extras),
-            R"({"kubernetes.io/fsGroup":"2000","kubernetes.io/fsType":"ext4","kubernetes.io/readwrite":"rw","server":"x"})");
+  EXPECT_EQ(
+      OptionsJson(FindProfile("1.6"), Pv1(), &extras),
+      R"({"kubernetes.io/fsGroup":"2000","kubernetes.io/fsType":"ext4","kubernetes.io/readwrite":"rw","server":"x"})");
 }
 
 TEST(SimulatorArgv17, PodInfoAndOldFsGroupKey) {
   MountExtras extras = PodP();
   extras.secret.clear();
-  EXPECT_EQ(OptionsJson(FindProfile("1.7"), Pv1(), &extras),
-            R"({"kubernetes.io/fsGroup":"2000","kubernetes.io/fsType":"ext4","kubernetes.io/pod.name":"p","kubernetes.io/pod.namespace":"ns","kubernetes.io/pod.uid":"\u003cuid\u003e","kubernetes.io/pvOrVolumeName":"pv-1","kubernetes.io/readwrite":"rw","kubernetes.io/serviceAccount.name":"default","server":"x"})");
+  EXPECT_EQ(
+      OptionsJson(FindProfile("1.7"), Pv1(), &extras),
+      R"({"kubernetes.io/fsGroup":"2000","kubernetes.io/fsType":"ext4","kubernetes.io/pod.name":"p","kubernetes.io/pod.namespace":"ns","kubernetes.io/pod.uid":"\u003cuid\u003e","kubernetes.io/pvOrVolumeName":"pv-1","kubernetes.io/readwrite":"rw","kubernetes.io/serviceAccount.name":"default","server":"x"})");
 }
 
 TEST(SimulatorArgv115, RenamedFsGroupKey) {
@@ -137,8 +140,9 @@ TEST(SimulatorOptions, ReadOnlyAndEmptyFsType) {
   VolumeSpec spec;
   spec.name = "vol";
   spec.read_only = true;
-  EXPECT_EQ(OptionsJson(FindProfile("current"), spec, nullptr),
-            R"({"kubernetes.io/fsType":"","kubernetes.io/pvOrVolumeName":"vol","kubernetes.io/readwrite":"ro"})");
+  EXPECT_EQ(
+      OptionsJson(FindProfile("current"), spec, nullptr),
+      R"({"kubernetes.io/fsType":"","kubernetes.io/pvOrVolumeName":"vol","kubernetes.io/readwrite":"ro"})");
 }
 
 TEST(SimulatorOptions, NoSecretsPodInfoOrFsGroupWithoutMountExtras) {
@@ -153,12 +157,9 @@ TEST(SimulatorOptions, NoSecretsPodInfoOrFsGroupWithoutMountExtras) {
 TEST(SimulatorOptions, ValuesNeedingEscapesAreByteExact) {
   VolumeSpec spec;
   spec.name = "v";
-  spec.options = {{"a&b", "<x>"},
-                  {"quote", "say \"hi\"\\"},
-                  {"ctl", std::string("\b\f\n\x01", 4)},
-                  {"sep", "\u2028\u2029"},
-                  {"bad", "\xff"},
-                  {"uni", "é😀"}};
+  spec.options = {
+      {"a&b", "<x>"},          {"quote", "say \"hi\"\\"}, {"ctl", std::string("\b\f\n\x01", 4)},
+      {"sep", "\u2028\u2029"}, {"bad", "\xff"},           {"uni", "é😀"}};
   EXPECT_EQ(OptionsJson(FindProfile("current"), spec, nullptr),
             "{\"a\\u0026b\":\"\\u003cx\\u003e\",\"bad\":\"\\ufffd\",\"ctl\":\"\\b\\f\\n\\u0001\","
             "\"kubernetes.io/fsType\":\"\",\"kubernetes.io/pvOrVolumeName\":\"v\","
