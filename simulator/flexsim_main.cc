@@ -1,13 +1,17 @@
 // flexsim: calls FlexVolume drivers as kubelet and the attach/detach
 // controller do, and judges their replies as kubelet's Go code does.
 // Subcommands: judge, call, run, apply (README.md).
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "simulator/call_command.h"
 #include "simulator/judge.h"
+#include "simulator/scenario.h"
 #include "simulator/verdict_json.h"
 
 namespace {
@@ -51,6 +55,40 @@ std::map<std::string, std::string> KeyValues(const std::vector<std::string>& ite
 }
 
 flexkit::sim::Millis Seconds(double s) { return flexkit::sim::Millis(static_cast<long>(s * 1000)); }
+
+// A run dir that exists for the command and is removed after, unless given.
+class RunDir {
+ public:
+  explicit RunDir(std::string path) : path_(std::move(path)) {
+    if (path_.empty()) {
+      std::string pattern = std::filesystem::temp_directory_path().string() + "/flexsim-run-XXXXXX";
+      if (::mkdtemp(pattern.data()) == nullptr)
+        throw std::runtime_error("create run dir " + pattern);
+      path_ = pattern;
+      temporary_ = true;
+    } else {
+      std::filesystem::create_directories(path_);
+    }
+  }
+  ~RunDir() {
+    std::error_code ec;
+    if (temporary_) std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  bool temporary_ = false;
+};
+
+int Report(const flexkit::sim::ScenarioResult& r) {
+  if (r.passed) {
+    std::cerr << "PASS (" << r.steps_run << " steps)\n";
+    return 0;
+  }
+  std::cerr << "FAIL: " << r.failure << "\n";
+  return 1;
+}
 
 }  // namespace
 
@@ -111,6 +149,26 @@ int main(int argc, char** argv) {
   call->add_option("--transcript", cc.transcript, "write the JSON transcript to this file");
   call->add_flag("--strict", cc.strict, "add warnings for what kubelet tolerates but is wrong");
 
+  auto* run = app.add_subcommand("run", "run a scenario (README.md) with a live log");
+  std::string scenario, run_driver, run_dir, run_transcript;
+  bool quiet = false;
+  run->add_option("scenario", scenario, "scenario YAML")->required();
+  std::string driver_name;
+  run->add_option("--driver", run_driver, "driver executable (overrides the scenario's)");
+  run->add_option("--driver-name", driver_name, "install as this driver name (vendor/drv)");
+  run->add_option("--run-dir", run_dir, "keep the nodes' directories here");
+  run->add_option("--transcript", run_transcript, "write the JSON transcript to this file");
+  run->add_flag("--quiet", quiet, "no live log");
+
+  auto* apply = app.add_subcommand("apply", "mount the pods of a manifest on simulated nodes");
+  std::string manifest;
+  apply->add_option("manifest", manifest, "Kubernetes YAML")->required();
+  apply->add_option("--driver", run_driver, "driver executable")->required();
+  apply->add_option("--driver-name", driver_name, "install as this driver name (vendor/drv)");
+  apply->add_option("--run-dir", run_dir, "keep the nodes' directories here");
+  apply->add_option("--transcript", run_transcript, "write the JSON transcript to this file");
+  apply->add_flag("--quiet", quiet, "no live log");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -129,6 +187,18 @@ int main(int argc, char** argv) {
       cc.settings.waitforattach_timeout = Seconds(waitforattach_timeout);
       cc.settings.kill_grace = Seconds(kill_grace);
       return flexkit::sim::RunCallCommand(cc);
+    }
+    if (run->parsed() || apply->parsed()) {
+      if (::geteuid() != 0) throw std::runtime_error("needs root: nodes are mount namespaces");
+      RunDir dir(run_dir);
+      flexkit::sim::ScenarioOptions scenario_options;
+      scenario_options.driver = run_driver;
+      scenario_options.driver_name = driver_name;
+      scenario_options.run_dir = dir.path();
+      scenario_options.transcript = run_transcript;
+      if (!quiet) scenario_options.log = [](const std::string& line) { std::cerr << line << "\n"; };
+      if (run->parsed()) return Report(flexkit::sim::RunScenario(scenario, scenario_options));
+      return Report(flexkit::sim::ApplyManifest(manifest, run_driver, scenario_options));
     }
   } catch (const std::exception& e) {
     std::cerr << "flexsim: " << e.what() << "\n";

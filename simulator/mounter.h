@@ -18,6 +18,12 @@ class Mounter {
   virtual bool PathExists(const std::string& path) = 0;
   virtual void MakeDirs(const std::string& path, unsigned mode) = 0;  // mkdir -p
   virtual void RemoveDir(const std::string& path) = 0;                // rmdir, not recursive
+  // SafeFormatAndMount: mkfs (fsType, "" = ext4) only when the device has
+  // no filesystem, then mount, read-only if asked.
+  virtual void FormatAndMount(const std::string& device, const std::string& target,
+                              const std::string& fs_type, bool read_only) = 0;
+  // volume.SetVolumeOwnership: group `gid` on every entry, group rw, setgid dirs.
+  virtual void SetVolumeOwnership(const std::string& dir, long gid) = 0;
   virtual void WriteFile(const std::string& path, const std::string& content) = 0;
   virtual std::string ReadFile(const std::string& path) = 0;
 };

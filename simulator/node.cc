@@ -1,5 +1,6 @@
 #include "simulator/node.h"
 
+#include <blkid/blkid.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -227,6 +228,70 @@ void NamespaceMounter::MakeDirs(const std::string& path, unsigned mode) {
 void NamespaceMounter::RemoveDir(const std::string& path) {
   if (::rmdir(InNamespace(path).c_str()) != 0) {
     throw std::runtime_error("rmdir " + path + " (node " + node_.name() + "): " + Why(errno));
+  }
+}
+
+void NamespaceMounter::FormatAndMount(const std::string& device, const std::string& target,
+                                      const std::string& fs_type, bool read_only) {
+  const std::string type = fs_type.empty() ? "ext4" : fs_type;
+  std::string existing;
+  if (blkid_probe probe = blkid_new_probe_from_filename(device.c_str())) {
+    blkid_probe_enable_superblocks(probe, 1);
+    const char* value = nullptr;
+    if (blkid_do_safeprobe(probe) == 0 &&
+        blkid_probe_lookup_value(probe, "TYPE", &value, nullptr) == 0) {
+      existing = value;
+    }
+    blkid_free_probe(probe);
+  } else {
+    throw std::runtime_error("format and mount " + device + " on " + target + " (node " +
+                             node_.name() + "): cannot probe the device");
+  }
+  if (existing.empty()) {
+    std::string mkfs = "/sbin/mkfs." + type;
+    int err = RunInNamespace(node_.mount_namespace_fd(), [&] {
+      pid_t pid = ::fork();
+      if (pid == 0) {
+        int devnull = ::open("/dev/null", O_RDWR);
+        ::dup2(devnull, 1);
+        ::dup2(devnull, 2);
+        ::execl(mkfs.c_str(), mkfs.c_str(), "-q", device.c_str(), nullptr);
+        ::_exit(127);
+      }
+      int status = 0;
+      if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return -1;
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        errno = EIO;
+        return -1;
+      }
+      return 0;
+    });
+    if (err != 0) {
+      throw std::runtime_error("format " + device + " as " + type + " (node " + node_.name() +
+                               "): " + mkfs + " failed: " + Why(err));
+    }
+  }
+  Mount(device, target, existing.empty() ? type : existing, read_only ? MS_RDONLY : 0, "");
+}
+
+void NamespaceMounter::SetVolumeOwnership(const std::string& dir, long gid) {
+  std::string root = InNamespace(dir);
+  auto apply = [&](const std::filesystem::path& p) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) return;
+    if (::lchown(p.c_str(), static_cast<uid_t>(-1), static_cast<gid_t>(gid)) != 0) {
+      throw std::runtime_error("chown :" + std::to_string(gid) + " " + p.string() + " (node " +
+                               node_.name() + "): " + Why(errno));
+    }
+    mode_t mode = st.st_mode | S_IRGRP | S_IWGRP;
+    if (S_ISDIR(st.st_mode)) mode |= S_IXGRP | S_ISGID;
+    ::chmod(p.c_str(), mode & 07777);
+  };
+  apply(root);
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
+       it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    apply(it->path());
   }
 }
 

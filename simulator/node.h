@@ -73,6 +73,9 @@ class NamespaceMounter : public Mounter {
   bool PathExists(const std::string& path) override;
   void MakeDirs(const std::string& path, unsigned mode) override;
   void RemoveDir(const std::string& path) override;
+  void FormatAndMount(const std::string& device, const std::string& target,
+                      const std::string& fs_type, bool read_only) override;
+  void SetVolumeOwnership(const std::string& dir, long gid) override;
   void WriteFile(const std::string& path, const std::string& content) override;
   std::string ReadFile(const std::string& path) override;
 

@@ -55,6 +55,7 @@ nlohmann::ordered_json CallRecordToJson(const CallRecord& r) {
 void Transcript::AddCall(const CallRecord& record) {
   std::lock_guard lock(mutex_);
   calls_.push_back(record);
+  if (observer_) observer_(record);
   auto j = CallRecordToJson(record);
   j["type"] = "call";
   entries_.push_back(std::move(j));
@@ -65,6 +66,11 @@ void Transcript::AddEvent(const std::string& what, nlohmann::ordered_json detail
   nlohmann::ordered_json j = {{"type", "event"}, {"event", what}};
   if (!details.is_null()) j["details"] = std::move(details);
   entries_.push_back(std::move(j));
+}
+
+void Transcript::SetCallObserver(std::function<void(const CallRecord&)> observer) {
+  std::lock_guard lock(mutex_);
+  observer_ = std::move(observer);
 }
 
 nlohmann::ordered_json Transcript::ToJson() const {

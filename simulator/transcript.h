@@ -3,6 +3,7 @@
 // redacted, environment changes, exit, stdout and stderr bytes by stream,
 // duration, verdict, mounts added and removed) and the scenario's events.
 // Written as JSON; safe to append from several threads.
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -37,8 +38,11 @@ class Transcript {
   nlohmann::ordered_json ToJson() const;
   void WriteTo(const std::string& path) const;  // throws naming the path
   std::vector<CallRecord> Calls() const;
+  // Called (under the lock) for every call added: the live log.
+  void SetCallObserver(std::function<void(const CallRecord&)> observer);
 
  private:
+  std::function<void(const CallRecord&)> observer_;
   mutable std::mutex mutex_;
   std::vector<CallRecord> calls_;
   nlohmann::ordered_json entries_ = nlohmann::ordered_json::array();

@@ -25,13 +25,27 @@ struct Call {
   const nlohmann::json& verdict() const { return record.at("verdict"); }
 };
 
-Call RunCall(const std::string& driver_dir, std::vector<std::string> args) {
-  std::vector<std::string> argv = {Flexsim(), "call", "--driver", TestDriver(driver_dir)};
+Call RunDriver(const std::string& driver, std::vector<std::string> args) {
+  std::vector<std::string> argv = {Flexsim(), "call", "--driver", driver};
   argv.insert(argv.end(), args.begin(), args.end());
   Call c;
   c.process = RunProcess(argv);
   c.record = nlohmann::json::parse(c.process.out, nullptr, false);
   return c;
+}
+
+Call RunCall(const std::string& driver_dir, std::vector<std::string> args) {
+  return RunDriver(TestDriver(driver_dir), std::move(args));
+}
+
+// A private copy of a test driver, so that its path identifies this test's
+// processes even when other tests run the same driver concurrently.
+std::string CopyDriver(const std::string& driver_dir, const flexkit::testing::TempDir& dir) {
+  std::string dest = dir.Join(driver_dir);
+  std::filesystem::create_directories(dest);
+  dest += "/" + std::filesystem::path(TestDriver(driver_dir)).filename().string();
+  std::filesystem::copy_file(TestDriver(driver_dir), dest);
+  return dest;
 }
 
 std::string NulJoined(const std::vector<std::string>& parts) {
@@ -158,19 +172,23 @@ TEST_F(SimulatorFlexsimCall, KilledBySignalAfterSuccess) {
 }
 
 TEST_F(SimulatorFlexsimCall, HangingDriverWouldHangKubeletAndIsKilled) {
-  Call c = RunCall("test~hangs", {"mount", "--timeout", "0.3"});
+  flexkit::testing::TempDir dir("flexsim-hangs");
+  std::string driver = CopyDriver("test~hangs", dir);
+  Call c = RunDriver(driver, {"mount", "--timeout", "0.3"});
   EXPECT_EQ(c.process.exit_code, 3);
   EXPECT_NE(c.record["harness_problem"].get<std::string>().find("would hang kubelet"),
             std::string::npos);
-  ExpectNothingLeft("test~hangs");
+  ExpectNothingLeft(driver);
 }
 
 TEST_F(SimulatorFlexsimCall, BackgroundChildHoldingStdoutIsReported) {
-  Call c = RunCall("test~holds-stdout", {"init"});
+  flexkit::testing::TempDir dir("flexsim-holds");
+  std::string driver = CopyDriver("test~holds-stdout", dir);
+  Call c = RunDriver(driver, {"init"});
   EXPECT_EQ(c.process.exit_code, 3);
   EXPECT_NE(c.record["harness_problem"].get<std::string>().find("keeps its stdout/stderr open"),
             std::string::npos);
-  ExpectNothingLeft("sleep 300");
+  ExpectNothingLeft(driver);
 }
 
 TEST_F(SimulatorFlexsimCall, WaitForAttachTimeoutIsKubeletsTimeoutError) {
