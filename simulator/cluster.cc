@@ -161,7 +161,7 @@ std::vector<std::string> Cluster::Settle(int max_rounds) {
   for (int round = 0; round < max_rounds; ++round) {
     errors = controller_->Reconcile();
     for (auto& [name, k] : kubelets_) {
-      if (!nodes_.at(name)->running()) continue;
+      if (!nodes_.at(name)->running() || stopped_kubelets_.count(name) != 0) continue;
       auto e = k->Sync();
       errors.insert(errors.end(), e.begin(), e.end());
     }
@@ -191,6 +191,18 @@ void Cluster::RestartNode(const std::string& name) {
   transcript_.AddEvent("node restarted", {{"node", name}});
   Log("node " + name + " restarted");
   kubelets_.at(name)->Restart();
+}
+
+void Cluster::StopKubelet(const std::string& name) {
+  node(name);
+  stopped_kubelets_.insert(name);
+  transcript_.AddEvent("kubelet stopped", {{"node", name}});
+  Log("kubelet on " + name + " stopped");
+}
+
+void Cluster::StartKubelet(const std::string& name) {
+  stopped_kubelets_.erase(name);
+  RestartKubelet(name);
 }
 
 void Cluster::RestartKubelet(const std::string& name) {

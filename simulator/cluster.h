@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,10 @@ class Cluster {
   void CrashNode(const std::string& name);    // the node and its kubelet are gone
   void RestartNode(const std::string& name);  // new namespace, kubelet reconstructs
   void RestartKubelet(const std::string& name);
+  // kubelet down (its node and mounts stay): no syncs until StartKubelet,
+  // which starts it like a restart (reconstruction).
+  void StopKubelet(const std::string& name);
+  void StartKubelet(const std::string& name);
 
   Node& node(const std::string& name);
   Kubelet& kubelet(const std::string& name);
@@ -72,6 +77,7 @@ class Cluster {
   std::map<std::string, Node*> node_ptrs_;
   std::map<std::string, std::unique_ptr<Kubelet>> kubelets_;
   std::unique_ptr<AttachDetachController> controller_;
+  std::set<std::string> stopped_kubelets_;
   std::vector<std::pair<std::string, std::string>> drivers_;  // (source, dir name)
   std::function<void(const std::string&)> log_;
 };

@@ -89,6 +89,11 @@ class Runner {
     } else if (op == "restartKubelet") {
       c_.RestartKubelet(arg.as<std::string>());
       Settle();
+    } else if (op == "stopKubelet") {
+      c_.StopKubelet(arg.as<std::string>());
+    } else if (op == "startKubelet") {
+      c_.StartKubelet(arg.as<std::string>());
+      Settle();
     } else if (op == "partitionNode" || op == "healNode") {
       c_.node(arg.as<std::string>()).SetPartitioned(op == "partitionNode");
       Settle();

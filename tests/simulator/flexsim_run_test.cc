@@ -69,7 +69,9 @@ INSTANTIATE_TEST_SUITE_P(SimulatorScenarios, SimulatorScenario,
                          ::testing::Values("pod_lifecycle.yaml", "attach_controller.yaml",
                                            "attach_kubelet_managed.yaml", "kubelet_restart.yaml",
                                            "node_crash_reschedule.yaml",
-                                           "read_only_and_secrets.yaml"),
+                                           "read_only_and_secrets.yaml",
+                                           "prefix_reconstruction.yaml",
+                                           "kubelet_down_cleanup.yaml"),
                          [](const ::testing::TestParamInfo<std::string>& scenario) {
                            return scenario.param.substr(0, scenario.param.find('.'));
                          });
