@@ -24,6 +24,7 @@ class Mounter {
                               const std::string& fs_type, bool read_only) = 0;
   // volume.SetVolumeOwnership: group `gid` on every entry, group rw, setgid dirs.
   virtual void SetVolumeOwnership(const std::string& dir, long gid) = 0;
+  virtual long GroupOf(const std::string& path) = 0;  // the owning group id
   virtual void WriteFile(const std::string& path, const std::string& content) = 0;
   virtual std::string ReadFile(const std::string& path) = 0;
 };

@@ -295,6 +295,14 @@ void NamespaceMounter::SetVolumeOwnership(const std::string& dir, long gid) {
   }
 }
 
+long NamespaceMounter::GroupOf(const std::string& path) {
+  struct stat st {};
+  if (::lstat(InNamespace(path).c_str(), &st) != 0) {
+    throw std::runtime_error("stat " + path + " (node " + node_.name() + "): " + Why(errno));
+  }
+  return static_cast<long>(st.st_gid);
+}
+
 void NamespaceMounter::WriteFile(const std::string& path, const std::string& content) {
   std::string real = InNamespace(path);
   int fd = ::open(real.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -76,6 +76,7 @@ class NamespaceMounter : public Mounter {
   void FormatAndMount(const std::string& device, const std::string& target,
                       const std::string& fs_type, bool read_only) override;
   void SetVolumeOwnership(const std::string& dir, long gid) override;
+  long GroupOf(const std::string& path) override;
   void WriteFile(const std::string& path, const std::string& content) override;
   std::string ReadFile(const std::string& path) override;
 

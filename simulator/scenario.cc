@@ -106,6 +106,13 @@ class Runner {
       std::string want = arg["content"].as<std::string>();
       if (got != want)
         throw std::runtime_error(path + " holds \"" + got + "\", expected \"" + want + "\"");
+    } else if (op == "expectGroup") {
+      auto [node, path] = PodFile(arg);
+      long gid = c_.node(node).mounter().GroupOf(path);
+      if (gid != arg["gid"].as<long>()) {
+        throw std::runtime_error(path + " has group " + std::to_string(gid) + ", expected " +
+                                 arg["gid"].as<std::string>());
+      }
     } else if (op == "expectWriteFails") {
       auto [node, path] = PodFile(arg);
       bool wrote = true;

@@ -30,9 +30,15 @@ std::string Slurp(const std::string& path) {
   return s.str();
 }
 
-// Mounts in our namespace and processes whose cwd or cmdline mention the run dir.
+// Mounts in our namespace, processes whose cmdline and loop devices whose
+// backing file mention the run dir.
 void ExpectNothingLeft(const std::string& run_dir) {
   EXPECT_EQ(Slurp("/proc/self/mountinfo").find(run_dir), std::string::npos);
+  std::error_code ec;
+  for (const auto& dev : fs::directory_iterator("/sys/block", ec)) {
+    std::string backing = Slurp(dev.path().string() + "/loop/backing_file");
+    EXPECT_EQ(backing.find(run_dir), std::string::npos) << dev.path() << " still attached";
+  }
   for (const auto& entry : fs::directory_iterator("/proc")) {
     std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
@@ -71,7 +77,7 @@ INSTANTIATE_TEST_SUITE_P(SimulatorScenarios, SimulatorScenario,
                                            "node_crash_reschedule.yaml",
                                            "read_only_and_secrets.yaml",
                                            "prefix_reconstruction.yaml",
-                                           "kubelet_down_cleanup.yaml"),
+                                           "kubelet_down_cleanup.yaml", "format_and_mount.yaml"),
                          [](const ::testing::TestParamInfo<std::string>& scenario) {
                            return scenario.param.substr(0, scenario.param.find('.'));
                          });
