@@ -1,0 +1,213 @@
+#include "simulator/cluster.h"
+
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+
+#include "simulator/plugin_name.h"
+
+namespace flexkit::sim {
+namespace fs = std::filesystem;
+
+Cluster::Cluster(ClusterConfig config, ProcessRunner& runner)
+    : config_(std::move(config)),
+      profile_(FindProfile(config_.profile)),
+      invoker_(runner, transcript_, config_.call) {
+  control_plane_ = std::make_unique<Node>("control-plane", config_.run_dir);
+  controller_ =
+      std::make_unique<AttachDetachController>(*control_plane_, state_, invoker_, profile_,
+                                               transcript_, clock_, node_ptrs_, config_.controller);
+}
+
+Cluster::~Cluster() {
+  kubelets_.clear();
+  controller_.reset();
+  nodes_.clear();  // each node's namespace and processes go with it
+  control_plane_.reset();
+}
+
+void Cluster::SetLog(std::function<void(const std::string&)> log) {
+  log_ = std::move(log);
+  if (!log_) return;
+  transcript_.SetCallObserver([this](const CallRecord& r) {
+    std::string line =
+        "[" + r.component + " " + r.node + "] " + r.verb + " -> " + OutcomeName(r.verdict.outcome);
+    if (r.answered_from_cache) line += " (cached)";
+    if (!r.verdict.error.empty() && r.verdict.outcome != Outcome::kNotSupported) {
+      line += ": " + r.verdict.error;
+    }
+    log_(line);
+  });
+}
+
+void Cluster::Log(const std::string& line) {
+  if (log_) log_(line);
+}
+
+void Cluster::AddNode(const std::string& name, bool controller_managed_attach,
+                      std::map<std::string, std::string> env) {
+  if (nodes_.count(name) != 0) {
+    state_.node_status[name].controller_managed_attach = controller_managed_attach;
+    return;
+  }
+  auto node = std::make_unique<Node>(name, config_.run_dir, std::move(env));
+  for (const auto& [source, dir_name] : drivers_) {
+    fs::path dir = fs::path(node->plugin_dir()) / dir_name;
+    fs::create_directories(dir);
+    fs::copy_file(source, dir / ExecutableName(UnescapeDriverName(dir_name)),
+                  fs::copy_options::overwrite_existing);
+  }
+  node_ptrs_[name] = node.get();
+  state_.node_status[name].controller_managed_attach = controller_managed_attach;
+  kubelets_[name] = std::make_unique<Kubelet>(*node, state_, invoker_, profile_, transcript_);
+  nodes_[name] = std::move(node);
+  transcript_.AddEvent("node added",
+                       {{"node", name}, {"controllerManagedAttach", controller_managed_attach}});
+  Log("node " + name + " added");
+}
+
+void Cluster::InstallDriver(const std::string& executable, const std::string& driver_name) {
+  fs::path source = fs::absolute(executable);
+  std::string dir_name = source.parent_path().filename().string();
+  if (!driver_name.empty()) {
+    dir_name = driver_name;
+    for (auto& ch : dir_name) {
+      if (ch == '/') ch = '~';
+    }
+  }
+  std::string exe = ExecutableName(UnescapeDriverName(dir_name));
+  drivers_.emplace_back(source.string(), dir_name);
+  std::vector<std::string> plugin_dirs = {control_plane_->plugin_dir()};
+  for (const auto& [name, node] : nodes_) plugin_dirs.push_back(node->plugin_dir());
+  for (const auto& pd : plugin_dirs) {
+    fs::path dir = fs::path(pd) / dir_name;
+    fs::create_directories(dir);
+    fs::copy_file(source, dir / ("." + exe + ".tmp"), fs::copy_options::overwrite_existing);
+    fs::rename(dir / ("." + exe + ".tmp"), dir / exe);
+  }
+  transcript_.AddEvent("driver installed", {{"driver", UnescapeDriverName(dir_name)}});
+}
+
+void Cluster::Apply(const Manifest& m) {
+  for (const auto& n : m.nodes) AddNode(n.name, n.controller_managed_attach);
+  for (const auto& s : m.secrets) state_.secrets[ClusterState::Key(s.ns, s.name)] = s;
+  for (const auto& pv : m.pvs) state_.pvs[pv.name] = pv;
+  for (const auto& c : m.pvcs) state_.pvcs[ClusterState::Key(c.ns, c.name)] = c;
+  for (const auto& p : m.pods) {
+    if (!p.node.empty() && nodes_.count(p.node) == 0) {
+      throw std::runtime_error("pod " + ClusterState::Key(p.ns, p.name) + ": node " + p.node +
+                               " does not exist");
+    }
+    state_.pods[ClusterState::Key(p.ns, p.name)] = p;
+    transcript_.AddEvent("pod created",
+                         {{"pod", ClusterState::Key(p.ns, p.name)}, {"node", p.node}});
+    Log("pod " + ClusterState::Key(p.ns, p.name) + " created on " + p.node);
+  }
+}
+
+void Cluster::DeletePod(const std::string& ns, const std::string& name) {
+  if (state_.pods.erase(ClusterState::Key(ns, name)) == 0) {
+    throw std::runtime_error("delete pod " + ClusterState::Key(ns, name) + ": not found");
+  }
+  transcript_.AddEvent("pod deleted", {{"pod", ClusterState::Key(ns, name)}});
+  Log("pod " + ClusterState::Key(ns, name) + " deleted");
+}
+
+const Pod& Cluster::pod(const std::string& ns, const std::string& name) const {
+  auto it = state_.pods.find(ClusterState::Key(ns, name));
+  if (it == state_.pods.end())
+    throw std::runtime_error("pod " + ClusterState::Key(ns, name) + " not found");
+  return it->second;
+}
+
+Node& Cluster::node(const std::string& name) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) throw std::runtime_error("node " + name + " does not exist");
+  return *it->second;
+}
+
+Kubelet& Cluster::kubelet(const std::string& name) {
+  node(name);
+  return *kubelets_.at(name);
+}
+
+std::string Cluster::Fingerprint() const {
+  std::ostringstream s;
+  for (const auto& [name, status] : state_.node_status) {
+    s << name << ":";
+    for (const auto& [v, d] : status.volumes_attached) s << v << "=" << d << ",";
+    for (const auto& v : status.volumes_in_use) s << v << ";";
+  }
+  for (const auto& [key, a] : controller_->attachments())
+    s << key.first << "@" << key.second << a.uncertain;
+  for (const auto& [name, k] : kubelets_) {
+    for (const auto& [pk, p] : state_.pods) {
+      for (const auto& v : p.volumes) {
+        try {
+          auto r = state_.Resolve(p, v);
+          s << name << "/" << r.spec.name << "/" << k->PodsWithVolume(r.spec.name).size()
+            << k->DeviceMounted(r.spec.name);
+        } catch (const std::exception&) {
+        }
+      }
+    }
+  }
+  return s.str();
+}
+
+std::vector<std::string> Cluster::Settle(int max_rounds) {
+  std::vector<std::string> errors;
+  std::string before = Fingerprint();
+  for (int round = 0; round < max_rounds; ++round) {
+    errors = controller_->Reconcile();
+    for (auto& [name, k] : kubelets_) {
+      if (!nodes_.at(name)->running() || stopped_kubelets_.count(name) != 0) continue;
+      auto e = k->Sync();
+      errors.insert(errors.end(), e.begin(), e.end());
+    }
+    std::string after = Fingerprint();
+    if (after == before && errors.empty()) break;
+    before = after;
+  }
+  for (const auto& e : errors) Log("error: " + e);
+  return errors;
+}
+
+std::vector<std::string> Cluster::Advance(Clock::Duration d) {
+  clock_.Advance(d);
+  transcript_.AddEvent("time advanced", {{"ms", d.count()}, {"now_ms", clock_.Now().count()}});
+  Log("virtual time +" + std::to_string(d.count() / 1000) + "s");
+  return Settle();
+}
+
+void Cluster::CrashNode(const std::string& name) {
+  node(name).Crash();
+  transcript_.AddEvent("node crashed", {{"node", name}});
+  Log("node " + name + " crashed");
+}
+
+void Cluster::RestartNode(const std::string& name) {
+  node(name).Restart();
+  transcript_.AddEvent("node restarted", {{"node", name}});
+  Log("node " + name + " restarted");
+  kubelets_.at(name)->Restart();
+}
+
+void Cluster::StopKubelet(const std::string& name) {
+  node(name);
+  stopped_kubelets_.insert(name);
+  transcript_.AddEvent("kubelet stopped", {{"node", name}});
+  Log("kubelet on " + name + " stopped");
+}
+
+void Cluster::StartKubelet(const std::string& name) {
+  stopped_kubelets_.erase(name);
+  RestartKubelet(name);
+}
+
+void Cluster::RestartKubelet(const std::string& name) {
+  kubelet(name).Restart();
+  Log("kubelet on " + name + " restarted");
+}
+
+}  // namespace flexkit::sim

@@ -1,0 +1,209 @@
+#include "simulator/controller.h"
+
+#include <stdexcept>
+
+#include "simulator/options_builder.h"
+
+namespace flexkit::sim {
+namespace {
+constexpr const char* kComponent = "controller";
+}
+
+AttachDetachController::AttachDetachController(Node& control_plane, ClusterState& cluster,
+                                               DriverInvoker& invoker,
+                                               const VersionProfile& profile,
+                                               Transcript& transcript, const Clock& clock,
+                                               const std::map<std::string, Node*>& nodes,
+                                               ControllerSettings settings)
+    : control_plane_(control_plane),
+      cluster_(cluster),
+      invoker_(invoker),
+      profile_(profile),
+      transcript_(transcript),
+      clock_(clock),
+      nodes_(nodes),
+      settings_(settings) {
+  prober_ = std::make_unique<Prober>(control_plane_, control_plane_.plugin_dir(), kComponent,
+                                     invoker_, profile_);
+}
+
+void AttachDetachController::Restart() {
+  prober_ = std::make_unique<Prober>(control_plane_, control_plane_.plugin_dir(), kComponent,
+                                     invoker_, profile_);
+}
+
+bool AttachDetachController::NodeHealthy(const std::string& node) const {
+  auto it = nodes_.find(node);
+  return it != nodes_.end() && it->second->running() && !it->second->partitioned();
+}
+
+std::vector<std::string> AttachDetachController::AttachedNodes(const std::string& volume) const {
+  std::vector<std::string> out;
+  for (const auto& [key, a] : actual_) {
+    if (a.spec.name == volume && !a.uncertain) out.push_back(key.second);
+  }
+  return out;
+}
+
+void AttachDetachController::Detach(const std::pair<std::string, std::string>& key, Attachment& a,
+                                    FlexPlugin& plugin) {
+  const auto& [unique, node] = key;
+  // Node status is updated before the detach call (k/k#27837).
+  cluster_.node_status[node].volumes_attached.erase(unique);
+  ArgvBuilder argv(profile_);
+  CallResult g =
+      prober_->Call(plugin, argv.GetVolumeName(OptionsJson(profile_, a.spec, nullptr)), Redactor());
+  if (!g.ok() && !g.not_supported()) {
+    a.uncertain = true;
+    throw std::runtime_error("DetachVolume of " + unique + " from " + node +
+                             " failed: getvolumename: " + g.verdict.error);
+  }
+  CallResult d = prober_->Call(plugin, argv.Detach(a.spec.name, node), Redactor());
+  if (!d.ok() && !d.not_supported()) {
+    a.uncertain = true;
+    throw std::runtime_error("DetachVolume of " + unique + " from " + node +
+                             " failed: " + d.verdict.error);
+  }
+}
+
+std::vector<std::string> AttachDetachController::Reconcile() {
+  std::vector<std::string> errors;
+  auto record = [&](const std::string& e) {
+    errors.push_back(e);
+    transcript_.AddEvent("controller error", {{"error", e}});
+  };
+  const auto now = clock_.Now();
+
+  // Desired state: attachable volumes of pods on controller-managed nodes.
+  struct Want {
+    VolumeSpec spec;
+    std::shared_ptr<FlexPlugin> plugin;
+  };
+  std::map<std::pair<std::string, std::string>, Want> desired;
+  for (const auto& [key, pod] : cluster_.pods) {
+    if (pod.node.empty() || !cluster_.node_status[pod.node].controller_managed_attach) continue;
+    for (const auto& v : pod.volumes) {
+      try {
+        ResolvedVolume r = cluster_.Resolve(pod, v);
+        auto plugin = prober_->Find(r.spec.driver);
+        if (!plugin || !plugin->capabilities.attach) continue;
+        if (!profile_.legacy_verbs) {
+          // The desired-state populator computes the unique name: getvolumename.
+          CallResult g = prober_->Call(
+              *plugin, ArgvBuilder(profile_).GetVolumeName(OptionsJson(profile_, r.spec, nullptr)),
+              Redactor());
+          if (!g.ok() && !g.not_supported()) {
+            record("getvolumename for " + r.spec.name + " failed: " + g.verdict.error);
+            continue;
+          }
+        }
+        std::string unique = profile_.plugin_name_prefix + r.spec.driver + "/" + r.spec.name;
+        desired[{unique, pod.node}] = {r.spec, plugin};
+      } catch (const std::exception& e) {
+        record(e.what());
+      }
+    }
+  }
+
+  // Detach what is no longer desired.
+  for (auto it = actual_.begin(); it != actual_.end();) {
+    auto& [key, a] = *it;
+    if (desired.count(key) != 0) {
+      a.unwanted_since = Clock::Duration(-1);
+      ++it;
+      continue;
+    }
+    if (a.unwanted_since.count() < 0) a.unwanted_since = now;
+    const auto& [unique, node] = key;
+    const bool in_use = cluster_.node_status[node].volumes_in_use.count(unique) != 0;
+    if (in_use) {
+      bool timed_out = now - a.unwanted_since >= settings_.max_wait_for_unmount;
+      bool force = timed_out && !NodeHealthy(node) && !settings_.disable_force_detach_on_timeout;
+      if (!force) {
+        ++it;
+        continue;
+      }
+      transcript_.AddEvent("force detach", {{"volume", unique}, {"node", node}});
+    }
+    auto plugin = prober_->Find(a.spec.driver);
+    if (!plugin) {
+      record("DetachVolume of " + unique + ": no volume plugin matched " + a.spec.driver);
+      ++it;
+      continue;
+    }
+    try {
+      Detach(key, a, *plugin);
+      it = actual_.erase(it);
+    } catch (const std::exception& e) {
+      record(e.what());
+      ++it;
+    }
+  }
+
+  // Attach what is desired.
+  for (auto& [key, want] : desired) {
+    const auto& [unique, node] = key;
+    auto existing = actual_.find(key);
+    if (existing != actual_.end() && !existing->second.uncertain) continue;
+    if (want.spec.read_write_once_only) {
+      bool elsewhere = false;
+      for (const auto& [k, a] : actual_) elsewhere |= k.first == unique && k.second != node;
+      if (elsewhere) {
+        transcript_.AddEvent("Multi-Attach error",
+                             {{"volume", unique},
+                              {"node", node},
+                              {"message",
+                               "Volume is already exclusively attached to one node "
+                               "and can't be attached to another"}});
+        continue;
+      }
+    }
+    CallResult r = prober_->Call(
+        *want.plugin, ArgvBuilder(profile_).Attach(OptionsJson(profile_, want.spec, nullptr), node),
+        Redactor());
+    Attachment& a = actual_[key];
+    a.spec = want.spec;
+    if (!r.ok() && !r.not_supported()) {
+      a.uncertain = true;  // a later detach may be issued
+      record("AttachVolume of " + unique + " to " + node + " failed: " + r.verdict.error);
+      continue;
+    }
+    a.uncertain = false;
+    a.device = r.ok() ? r.verdict.status->device : "";
+    cluster_.node_status[node].volumes_attached[unique] = a.device;
+  }
+
+  // isattached every sync period.
+  if (last_sync_.count() < 0 || now - last_sync_ >= settings_.sync_period) {
+    last_sync_ = now;
+    std::set<std::string> aborted_nodes;
+    for (auto it = actual_.begin(); it != actual_.end();) {
+      auto& [key, a] = *it;
+      const auto& [unique, node] = key;
+      auto plugin = prober_->Find(a.spec.driver);
+      if (a.uncertain || !plugin || aborted_nodes.count(node) != 0) {
+        ++it;
+        continue;
+      }
+      CallResult r = prober_->Call(
+          *plugin, ArgvBuilder(profile_).IsAttached(OptionsJson(profile_, a.spec, nullptr), node),
+          Redactor());
+      if (r.not_supported()) {
+        ++it;
+      } else if (!r.ok()) {
+        aborted_nodes.insert(node);  // the node's batch is abandoned, all kept
+        record("VolumesAreAttached on " + node + " failed: " + r.verdict.error);
+        ++it;
+      } else if (!r.verdict.status->attached) {
+        cluster_.node_status[node].volumes_attached.erase(unique);
+        transcript_.AddEvent("marked detached", {{"volume", unique}, {"node", node}});
+        it = actual_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  return errors;
+}
+
+}  // namespace flexkit::sim

@@ -1,0 +1,70 @@
+#pragma once
+// The attach/detach controller (reference §5.3-§5.5, §5.10, §7.1, §7.4):
+// desired state (volume, node) from pods on controller-managed nodes; actual
+// state from what it attached. Each Reconcile(): detach what is no longer
+// desired once the node's volumesInUse has cleared, or by force after
+// maxWaitForUnmountDuration when the node is unhealthy; attach what is
+// desired, refusing a second node for RWO-only PVs (inline volumes exempt);
+// every sync period, isattached for each attachment. Attach and detach
+// errors leave the attachment uncertain, retried later.
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "simulator/cluster_state.h"
+#include "simulator/prober.h"
+#include "simulator/virtual_clock.h"
+
+namespace flexkit::sim {
+
+struct ControllerSettings {
+  Clock::Duration sync_period = std::chrono::minutes(1);
+  Clock::Duration max_wait_for_unmount = std::chrono::minutes(6);
+  bool disable_force_detach_on_timeout = false;
+};
+
+class AttachDetachController {
+ public:
+  // `control_plane` is where kube-controller-manager execs drivers; its
+  // plugin dir is the controller's --flex-volume-plugin-dir.
+  AttachDetachController(Node& control_plane, ClusterState& cluster, DriverInvoker& invoker,
+                         const VersionProfile& profile, Transcript& transcript, const Clock& clock,
+                         const std::map<std::string, Node*>& nodes,
+                         ControllerSettings settings = {});
+
+  std::vector<std::string> Reconcile();
+
+  struct Attachment {
+    VolumeSpec spec;
+    std::string device;
+    bool uncertain = false;  // an attach or detach error: state unknown
+    Clock::Duration unwanted_since{-1};
+  };
+  // (unique volume name, node) -> attachment
+  const std::map<std::pair<std::string, std::string>, Attachment>& attachments() const {
+    return actual_;
+  }
+  std::vector<std::string> AttachedNodes(const std::string& volume_name) const;
+  // A controller restart: new plugin objects, caches dropped.
+  void Restart();
+
+ private:
+  bool NodeHealthy(const std::string& node) const;
+  void Detach(const std::pair<std::string, std::string>& key, Attachment& a, FlexPlugin& plugin);
+
+  Node& control_plane_;
+  ClusterState& cluster_;
+  DriverInvoker& invoker_;
+  const VersionProfile& profile_;
+  Transcript& transcript_;
+  const Clock& clock_;
+  const std::map<std::string, Node*>& nodes_;  // the cluster's, kept current
+  ControllerSettings settings_;
+  std::unique_ptr<Prober> prober_;
+  std::map<std::pair<std::string, std::string>, Attachment> actual_;
+  Clock::Duration last_sync_{-1};
+};
+
+}  // namespace flexkit::sim

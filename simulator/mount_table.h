@@ -1,0 +1,25 @@
+#pragma once
+// The mounts a process sees, read from /proc/<pid>/mountinfo with libmount.
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace flexkit::sim {
+
+struct MountEntry {
+  std::string target;
+  std::string source;
+  std::string fs_type;
+  std::string options;  // VFS options, e.g. "ro,nosuid"
+  bool operator==(const MountEntry&) const = default;
+};
+
+// Throws std::runtime_error naming the file when it cannot be parsed.
+std::vector<MountEntry> ReadMountTable(pid_t pid);
+
+// Entries of `after` not in `before`, compared by target, source and type.
+std::vector<MountEntry> MountsAdded(const std::vector<MountEntry>& before,
+                                    const std::vector<MountEntry>& after);
+
+}  // namespace flexkit::sim

@@ -1,0 +1,326 @@
+#include "simulator/node.h"
+
+#include <blkid/blkid.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "simulator/mount_table.h"
+
+namespace flexkit::sim {
+namespace {
+
+std::string Why(int err) { return std::strerror(err); }
+
+// Runs `op` (system calls only) in a child that has joined the namespace;
+// returns the child's errno, 0 on success.
+template <typename Op>
+int RunInNamespace(int ns_fd, Op op) {
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return errno;
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    return err;
+  }
+  if (pid == 0) {
+    int err = 0;
+    if (::setns(ns_fd, CLONE_NEWNS) != 0 || op() != 0) err = errno;
+    ssize_t ignored = ::write(pipe_fds[1], &err, sizeof err);
+    (void)ignored;
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  int err = EIO;
+  if (::read(pipe_fds[0], &err, sizeof err) != sizeof err) err = EIO;
+  ::close(pipe_fds[0]);
+  ::waitpid(pid, nullptr, 0);
+  return err;
+}
+
+struct NsId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+
+bool NamespaceOf(pid_t pid, NsId& id) {
+  struct stat st {};
+  std::string path = "/proc/" + std::to_string(pid) + "/ns/mnt";
+  if (::stat(path.c_str(), &st) != 0) return false;
+  id = {st.st_dev, st.st_ino};
+  return true;
+}
+
+}  // namespace
+
+Node::Node(std::string name, const std::string& run_dir, std::map<std::string, std::string> env)
+    : name_(std::move(name)), env_(std::move(env)) {
+  std::string base = run_dir + "/nodes/" + name_;
+  kubelet_root_ = base + "/var/lib/kubelet";
+  plugin_dir_ = base + "/usr/libexec/kubernetes/kubelet-plugins/volume/exec";
+  std::filesystem::create_directories(kubelet_root_);
+  std::filesystem::create_directories(plugin_dir_);
+  mounter_ = std::make_unique<NamespaceMounter>(*this);
+  Start();
+}
+
+Node::~Node() { Crash(); }
+
+void Node::Start() {
+  int ready[2];
+  if (::pipe2(ready, O_CLOEXEC) != 0) {
+    throw std::runtime_error("start namespace of node " + name_ + ": pipe: " + Why(errno));
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    throw std::runtime_error("start namespace of node " + name_ + ": fork: " + Why(errno));
+  }
+  if (pid == 0) {
+    // The holder: system calls only. It dies with the harness.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::setpgid(0, 0);
+    int err = 0;
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+      err = errno;
+    }
+    ::dup2(ready[1], 3);
+    ::syscall(SYS_close_range, 4u, ~0u, 0u);  // hold no copy of the harness's pipes
+    ssize_t ignored = ::write(3, &err, sizeof err);
+    (void)ignored;
+    ::close(3);
+    if (err != 0) ::_exit(1);
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  int err = EIO;
+  if (::read(ready[0], &err, sizeof err) != sizeof err) err = EIO;
+  ::close(ready[0]);
+  if (err != 0) {
+    ::waitpid(pid, nullptr, 0);
+    throw std::runtime_error("start namespace of node " + name_ +
+                             ": unshare(CLONE_NEWNS) and make / private: " + Why(err));
+  }
+  holder_pid_ = pid;
+  std::string ns_path = "/proc/" + std::to_string(pid) + "/ns/mnt";
+  ns_fd_ = ::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (ns_fd_ < 0) {
+    int open_err = errno;
+    Crash();
+    throw std::runtime_error("open " + ns_path + " of node " + name_ + ": " + Why(open_err));
+  }
+}
+
+std::vector<pid_t> Node::ProcessesInNamespace() const {
+  std::vector<pid_t> pids;
+  NsId ours;
+  if (holder_pid_ <= 0 || !NamespaceOf(holder_pid_, ours)) return pids;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return pids;
+  while (dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0 || pid == holder_pid_) continue;
+    NsId theirs;
+    if (NamespaceOf(static_cast<pid_t>(pid), theirs) && theirs.dev == ours.dev &&
+        theirs.ino == ours.ino) {
+      pids.push_back(static_cast<pid_t>(pid));
+    }
+  }
+  ::closedir(proc);
+  return pids;
+}
+
+void Node::Crash() {
+  if (holder_pid_ <= 0) return;
+  // Kill until nothing is left: a dying process may have forked.
+  for (int round = 0; round < 100; ++round) {
+    auto pids = ProcessesInNamespace();
+    if (pids.empty()) break;
+    for (pid_t p : pids) ::kill(p, SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ::kill(holder_pid_, SIGKILL);
+  ::waitpid(holder_pid_, nullptr, 0);
+  holder_pid_ = -1;
+  if (ns_fd_ >= 0) ::close(ns_fd_);
+  ns_fd_ = -1;
+}
+
+void Node::Restart() {
+  Crash();
+  Start();
+}
+
+std::string NamespaceMounter::InNamespace(const std::string& path) const {
+  if (!node_.running()) {
+    throw std::runtime_error("access " + path + " on node " + node_.name() + ": node is down");
+  }
+  return "/proc/" + std::to_string(node_.holder_pid()) + "/root" + path;
+}
+
+void NamespaceMounter::Mount(const std::string& source, const std::string& target,
+                             const std::string& fs_type, unsigned long flags,
+                             const std::string& data) {
+  InNamespace(target);  // node must be up
+  int err = RunInNamespace(node_.mount_namespace_fd(), [&] {
+    return ::mount(source.c_str(), target.c_str(), fs_type.empty() ? nullptr : fs_type.c_str(),
+                   flags, data.empty() ? nullptr : data.c_str());
+  });
+  if (err != 0) {
+    throw std::runtime_error("mount " + source + " on " + target + " (node " + node_.name() +
+                             "): " + Why(err));
+  }
+}
+
+void NamespaceMounter::Unmount(const std::string& target) {
+  InNamespace(target);
+  int err = RunInNamespace(node_.mount_namespace_fd(),
+                           [&] { return ::umount2(target.c_str(), UMOUNT_NOFOLLOW); });
+  if (err != 0) {
+    throw std::runtime_error("unmount " + target + " (node " + node_.name() + "): " + Why(err));
+  }
+}
+
+bool NamespaceMounter::IsMountPoint(const std::string& path) {
+  InNamespace(path);
+  std::string clean = std::filesystem::path(path).lexically_normal().string();
+  if (clean.size() > 1 && clean.back() == '/') clean.pop_back();
+  for (const auto& m : ReadMountTable(node_.holder_pid())) {
+    if (m.target == clean) return true;
+  }
+  return false;
+}
+
+bool NamespaceMounter::PathExists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(InNamespace(path).c_str(), &st) == 0;
+}
+
+void NamespaceMounter::MakeDirs(const std::string& path, unsigned mode) {
+  std::error_code ec;
+  std::string real = InNamespace(path);
+  std::filesystem::create_directories(real, ec);
+  if (ec)
+    throw std::runtime_error("mkdir -p " + path + " (node " + node_.name() + "): " + ec.message());
+  ::chmod(real.c_str(), mode);
+}
+
+void NamespaceMounter::RemoveDir(const std::string& path) {
+  if (::rmdir(InNamespace(path).c_str()) != 0) {
+    throw std::runtime_error("rmdir " + path + " (node " + node_.name() + "): " + Why(errno));
+  }
+}
+
+void NamespaceMounter::FormatAndMount(const std::string& device, const std::string& target,
+                                      const std::string& fs_type, bool read_only) {
+  const std::string type = fs_type.empty() ? "ext4" : fs_type;
+  std::string existing;
+  if (blkid_probe probe = blkid_new_probe_from_filename(device.c_str())) {
+    blkid_probe_enable_superblocks(probe, 1);
+    const char* value = nullptr;
+    if (blkid_do_safeprobe(probe) == 0 &&
+        blkid_probe_lookup_value(probe, "TYPE", &value, nullptr) == 0) {
+      existing = value;
+    }
+    blkid_free_probe(probe);
+  } else {
+    throw std::runtime_error("format and mount " + device + " on " + target + " (node " +
+                             node_.name() + "): cannot probe the device");
+  }
+  if (existing.empty()) {
+    std::string mkfs = "/sbin/mkfs." + type;
+    int err = RunInNamespace(node_.mount_namespace_fd(), [&] {
+      pid_t pid = ::fork();
+      if (pid == 0) {
+        int devnull = ::open("/dev/null", O_RDWR);
+        ::dup2(devnull, 1);
+        ::dup2(devnull, 2);
+        ::execl(mkfs.c_str(), mkfs.c_str(), "-q", device.c_str(), nullptr);
+        ::_exit(127);
+      }
+      int status = 0;
+      if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return -1;
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        errno = EIO;
+        return -1;
+      }
+      return 0;
+    });
+    if (err != 0) {
+      throw std::runtime_error("format " + device + " as " + type + " (node " + node_.name() +
+                               "): " + mkfs + " failed: " + Why(err));
+    }
+  }
+  Mount(device, target, existing.empty() ? type : existing, read_only ? MS_RDONLY : 0, "");
+}
+
+void NamespaceMounter::SetVolumeOwnership(const std::string& dir, long gid) {
+  std::string root = InNamespace(dir);
+  auto apply = [&](const std::filesystem::path& p) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) return;
+    if (::lchown(p.c_str(), static_cast<uid_t>(-1), static_cast<gid_t>(gid)) != 0) {
+      throw std::runtime_error("chown :" + std::to_string(gid) + " " + p.string() + " (node " +
+                               node_.name() + "): " + Why(errno));
+    }
+    mode_t mode = st.st_mode | S_IRGRP | S_IWGRP;
+    if (S_ISDIR(st.st_mode)) mode |= S_IXGRP | S_ISGID;
+    ::chmod(p.c_str(), mode & 07777);
+  };
+  apply(root);
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
+       it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    apply(it->path());
+  }
+}
+
+long NamespaceMounter::GroupOf(const std::string& path) {
+  struct stat st {};
+  if (::lstat(InNamespace(path).c_str(), &st) != 0) {
+    throw std::runtime_error("stat " + path + " (node " + node_.name() + "): " + Why(errno));
+  }
+  return static_cast<long>(st.st_gid);
+}
+
+void NamespaceMounter::WriteFile(const std::string& path, const std::string& content) {
+  std::string real = InNamespace(path);
+  int fd = ::open(real.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw std::runtime_error("write " + path + " (node " + node_.name() + "): " + Why(errno));
+  bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size()) &&
+            ::fsync(fd) == 0;
+  int err = errno;
+  ::close(fd);
+  if (!ok) throw std::runtime_error("write " + path + " (node " + node_.name() + "): " + Why(err));
+}
+
+std::string NamespaceMounter::ReadFile(const std::string& path) {
+  std::ifstream in(InNamespace(path), std::ios::binary);
+  if (!in) throw std::runtime_error("read " + path + " (node " + node_.name() + "): cannot open");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace flexkit::sim

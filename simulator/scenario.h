@@ -1,0 +1,34 @@
+#pragma once
+// Scenario files (YAML, README.md): a cluster set-up and a list of steps
+// (apply manifests, delete pods, crash/restart nodes and kubelets, advance
+// virtual time, write and check data in a pod's volume, assert on volume
+// state). Run against one driver; the first failed step stops the run.
+#include <functional>
+#include <string>
+
+#include "simulator/cluster.h"
+
+namespace flexkit::sim {
+
+struct ScenarioResult {
+  bool passed = false;
+  int steps_run = 0;
+  std::string failure;  // which step, what was expected, what was found
+};
+
+struct ScenarioOptions {
+  std::string driver;       // overrides the scenario's `driver:`
+  std::string driver_name;  // overrides `driverName:` (default: the driver's folder name)
+  std::string run_dir;      // where the nodes live (must exist)
+  std::string transcript;   // written whatever the outcome, if set
+  std::function<void(const std::string&)> log;  // live log lines
+};
+
+ScenarioResult RunScenario(const std::string& scenario_path, const ScenarioOptions& options);
+
+// `flexsim apply`: nodes named by the pods (and Node documents), the driver
+// installed, the manifest applied, everything settled, then torn down.
+ScenarioResult ApplyManifest(const std::string& manifest_path, const std::string& driver,
+                             const ScenarioOptions& options);
+
+}  // namespace flexkit::sim

@@ -1,0 +1,307 @@
+// The real flexsim binary calling real shell drivers, one per row of the
+// decision table (reference §3.2) and per harness verdict; and flexsim judge.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "tests/simulator/test_paths.h"
+#include "tests/support/temp_dir.h"
+
+namespace flexkit::sim {
+namespace {
+
+using flexkit::testing::ProcessResult;
+using flexkit::testing::RunProcess;
+using sim::testing::Flexsim;
+using sim::testing::TestDriver;
+
+struct Call {
+  ProcessResult process;
+  nlohmann::json record;
+  const nlohmann::json& verdict() const { return record.at("verdict"); }
+};
+
+Call RunDriver(const std::string& driver, std::vector<std::string> args) {
+  std::vector<std::string> argv = {Flexsim(), "call", "--driver", driver};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Call c;
+  c.process = RunProcess(argv);
+  c.record = nlohmann::json::parse(c.process.out, nullptr, false);
+  return c;
+}
+
+Call RunCall(const std::string& driver_dir, std::vector<std::string> args) {
+  return RunDriver(TestDriver(driver_dir), std::move(args));
+}
+
+// A private copy of a test driver, so that its path identifies this test's
+// processes even when other tests run the same driver concurrently.
+std::string CopyDriver(const std::string& driver_dir, const flexkit::testing::TempDir& dir) {
+  std::string dest = dir.Join(driver_dir);
+  std::filesystem::create_directories(dest);
+  dest += "/" + std::filesystem::path(TestDriver(driver_dir)).filename().string();
+  std::filesystem::copy_file(TestDriver(driver_dir), dest);
+  return dest;
+}
+
+std::string NulJoined(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& p : parts) out += p + std::string(1, '\0');
+  return out;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Nothing of a call outlives it: no process still running the driver, no
+// mount of a flexsim run in our namespace.
+void ExpectNothingLeft(const std::string& needle) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = Slurp(entry.path().string() + "/cmdline");
+    EXPECT_EQ(cmdline.find(needle), std::string::npos)
+        << "process " << name << " left: " << cmdline;
+  }
+  EXPECT_EQ(Slurp("/proc/self/mountinfo").find("flexsim-call-"), std::string::npos);
+}
+
+class SimulatorFlexsimCall : public ::testing::Test {
+ protected:
+  void SetUp() override { FLEXKIT_REQUIRE_ROOT(); }
+};
+
+TEST_F(SimulatorFlexsimCall, GoodDriverInitSucceedsWithCapabilities) {
+  Call c = RunCall("k8s~dummy", {"init"});
+  ASSERT_EQ(c.process.exit_code, 0) << c.process.err;
+  EXPECT_EQ(c.verdict()["outcome"], "success");
+  EXPECT_EQ(c.verdict()["capabilities"]["attach"], false);
+  EXPECT_EQ(c.verdict()["capabilities"]["fsGroup"], true);
+  EXPECT_EQ(c.record["argv"], nlohmann::json({TestDriver("k8s~dummy"), "init"}));
+}
+
+TEST_F(SimulatorFlexsimCall, MountHappensInTheNodeNamespaceOnly) {
+  flexkit::testing::TempDir run("flexsim-call-test");
+  Call c = RunCall("k8s~dummy", {"mount", "--run-dir", run.path()});
+  ASSERT_EQ(c.process.exit_code, 0) << c.process.out << c.process.err;
+  std::string pod_dir =
+      run.path() + "/nodes/node-1/var/lib/kubelet/pods/pod-uid-1/volumes/k8s~dummy/vol1";
+  ASSERT_EQ(c.record["mounts_added"].size(), 1u) << c.record.dump();
+  EXPECT_EQ(c.record["mounts_added"][0]["target"], pod_dir);
+  EXPECT_EQ(c.record["mounts_added"][0]["type"], "tmpfs");
+  EXPECT_EQ(Slurp("/proc/self/mountinfo").find(run.path()), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(pod_dir + "/index.html"));  // it was on the node's tmpfs
+}
+
+TEST_F(SimulatorFlexsimCall, LogLineOnStderrIsADecodeError) {
+  Call c = RunCall("test~logs-stderr", {"init"});
+  EXPECT_EQ(c.process.exit_code, 1);
+  EXPECT_EQ(c.verdict()["outcome"], "decode_error");
+  // Two pipes: which stream is read first when both are ready is not
+  // knowable, so only the attribution is checked, not the order.
+  ASSERT_EQ(c.record["output"].size(), 2u);
+  std::set<std::string> streams = {c.record["output"][0]["stream"],
+                                   c.record["output"][1]["stream"]};
+  EXPECT_EQ(streams, (std::set<std::string>{"stderr", "stdout"}));
+}
+
+TEST_F(SimulatorFlexsimCall, EchoDashNeIsADecodeError) {
+  Call c = RunCall("test~echo-ne", {"init"});
+  EXPECT_EQ(c.verdict()["outcome"], "decode_error");
+  EXPECT_EQ(c.verdict()["error"], "invalid character 'n' in numeric literal");
+}
+
+TEST_F(SimulatorFlexsimCall, QuotedBooleansAreADecodeError) {
+  Call c = RunCall("test~quoted-bools", {"init"});
+  EXPECT_EQ(c.verdict()["outcome"], "decode_error");
+  EXPECT_EQ(c.verdict()["capabilities"], nullptr);
+}
+
+TEST_F(SimulatorFlexsimCall, SuccessWithExit1IsTheExecError) {
+  Call c = RunCall("test~success-exit1", {"mount", "--strict"});
+  EXPECT_EQ(c.process.exit_code, 1);
+  EXPECT_EQ(c.verdict()["outcome"], "failure");
+  EXPECT_EQ(c.verdict()["error"], "exit status 1");
+  EXPECT_FALSE(c.verdict()["warnings"].empty());
+}
+
+TEST_F(SimulatorFlexsimCall, FailureWithExit0IsAFailure) {
+  Call c = RunCall("test~failure-exit0", {"attach"});
+  EXPECT_EQ(c.process.exit_code, 1);
+  EXPECT_EQ(c.verdict()["error"],
+            "attach command failed, status: Failure, reason: backend unreachable");
+}
+
+TEST_F(SimulatorFlexsimCall, FailureWithExit1IsAFailure) {
+  Call c = RunCall("test~failure-exit1", {"detach"});
+  EXPECT_EQ(c.verdict()["outcome"], "failure");
+  EXPECT_EQ(c.record["exit_code"], 1);
+  EXPECT_EQ(c.record["argv"],
+            nlohmann::json({TestDriver("test~failure-exit1"), "detach", "vol1", "node-1"}));
+}
+
+TEST_F(SimulatorFlexsimCall, NotSupportedWithExit1IsNotSupported) {
+  Call c = RunCall("test~not-supported-exit1", {"getvolumename"});
+  EXPECT_EQ(c.process.exit_code, 0);
+  EXPECT_EQ(c.verdict()["outcome"], "not_supported");
+}
+
+TEST_F(SimulatorFlexsimCall, UsageTextIsADecodeError) {
+  Call c = RunCall("test~garbage", {"isattached"});
+  EXPECT_EQ(c.verdict()["outcome"], "decode_error");
+  EXPECT_EQ(c.record["exit_code"], 2);
+}
+
+TEST_F(SimulatorFlexsimCall, NoOutputIsUnexpectedEnd) {
+  Call c = RunCall("test~silent", {"unmount"});
+  EXPECT_EQ(c.verdict()["error"], "unexpected end of JSON input");
+}
+
+TEST_F(SimulatorFlexsimCall, KilledBySignalAfterSuccess) {
+  Call c = RunCall("test~killed", {"unmountdevice"});
+  EXPECT_EQ(c.record["signal"], 9);
+  EXPECT_EQ(c.verdict()["error"], "signal: killed");
+}
+
+TEST_F(SimulatorFlexsimCall, HangingDriverWouldHangKubeletAndIsKilled) {
+  flexkit::testing::TempDir dir("flexsim-hangs");
+  std::string driver = CopyDriver("test~hangs", dir);
+  Call c = RunDriver(driver, {"mount", "--timeout", "0.3"});
+  EXPECT_EQ(c.process.exit_code, 3);
+  EXPECT_NE(c.record["harness_problem"].get<std::string>().find("would hang kubelet"),
+            std::string::npos);
+  ExpectNothingLeft(driver);
+}
+
+TEST_F(SimulatorFlexsimCall, BackgroundChildHoldingStdoutIsReported) {
+  flexkit::testing::TempDir dir("flexsim-holds");
+  std::string driver = CopyDriver("test~holds-stdout", dir);
+  Call c = RunDriver(driver, {"init"});
+  EXPECT_EQ(c.process.exit_code, 3);
+  EXPECT_NE(c.record["harness_problem"].get<std::string>().find("keeps its stdout/stderr open"),
+            std::string::npos);
+  ExpectNothingLeft(driver);
+}
+
+TEST_F(SimulatorFlexsimCall, WaitForAttachTimeoutIsKubeletsTimeoutError) {
+  Call c = RunCall("test~slow-attach", {"waitforattach", "/dev/x", "--waitforattach-timeout", "0.2",
+                                        "--kill-grace", "0.2"});
+  EXPECT_EQ(c.verdict()["outcome"], "failure");
+  EXPECT_EQ(c.verdict()["error"], "timeout");
+  EXPECT_EQ(c.record["signal"], 9);
+}
+
+TEST_F(SimulatorFlexsimCall, OutputFloodIsCapped) {
+  Call c = RunCall("test~flood", {"init", "--output-cap", "65536"});
+  EXPECT_EQ(c.process.exit_code, 3);
+  EXPECT_NE(c.record["harness_problem"].get<std::string>().find("65536-byte cap"),
+            std::string::npos);
+}
+
+TEST_F(SimulatorFlexsimCall, DriverSeesKubeletArgvEnvAndItsOwnNamespace) {
+  flexkit::testing::TempDir dir("flexsim-inspect");
+  Call c = RunCall("test~inspect", {"mount", "--profile", "1.15", "-o", "a<b=x&y", "--fs-group",
+                                    "7", "--env", "INSPECT_DIR=" + dir.path(), "--env",
+                                    "INSPECT_VALUE=node-env", "--pod-uid", "u1", "--read-only"});
+  ASSERT_EQ(c.process.exit_code, 0) << c.process.out << c.process.err;
+  std::string argv = Slurp(dir.Join("argv"));
+  EXPECT_NE(argv.find(std::string("\0mount\0", 7)), std::string::npos);
+  EXPECT_NE(
+      argv.find(
+          R"({"a\u003cb":"x\u0026y","kubernetes.io/fsType":"","kubernetes.io/mounterArgs.FsGroup":"7","kubernetes.io/pod.name":"pod-1","kubernetes.io/pod.namespace":"default","kubernetes.io/pod.uid":"u1","kubernetes.io/pvOrVolumeName":"vol1","kubernetes.io/readwrite":"ro","kubernetes.io/serviceAccount.name":"default"})"),
+      std::string::npos)
+      << argv;
+  EXPECT_EQ(Slurp(dir.Join("env")), "node-env");
+  EXPECT_EQ(Slurp(dir.Join("stdin")), "/dev/null\n");
+  EXPECT_NE(Slurp(dir.Join("mntns")),
+            std::filesystem::read_symlink("/proc/self/ns/mnt").string() + "\n");
+  EXPECT_EQ(c.record["env_changes"]["INSPECT_VALUE"], "node-env");
+}
+
+TEST_F(SimulatorFlexsimCall, SecretsNeverReachTheTranscript) {
+  flexkit::testing::TempDir dir("flexsim-secret");
+  std::string transcript = dir.Join("t.json");
+  Call c = RunCall("test~inspect", {"mount", "--secret", "password=hunter2", "--env",
+                                    "INSPECT_DIR=" + dir.path(), "--transcript", transcript});
+  ASSERT_EQ(c.process.exit_code, 0) << c.process.err;
+  EXPECT_NE(Slurp(dir.Join("argv")).find("aHVudGVyMg=="), std::string::npos);  // the driver got it
+  for (const std::string& text : {Slurp(transcript), c.process.out, c.process.err}) {
+    EXPECT_EQ(text.find("hunter2"), std::string::npos);
+    EXPECT_EQ(text.find("aHVudGVyMg=="), std::string::npos);
+  }
+  EXPECT_NE(Slurp(transcript).find("kubernetes.io/secret/password"), std::string::npos);
+}
+
+TEST_F(SimulatorFlexsimCall, LegacyProfileMountShape) {
+  flexkit::testing::TempDir dir("flexsim-inspect");
+  Call c = RunCall("test~inspect", {"mount", "/tmp/flexsim-legacy-dir", "/dev/sdb", "--profile",
+                                    "legacy-1.5", "--env", "INSPECT_DIR=" + dir.path()});
+  ASSERT_EQ(c.process.exit_code, 0) << c.process.err;
+  EXPECT_EQ(Slurp(dir.Join("argv")),
+            NulJoined({TestDriver("test~inspect"), "mount", "/tmp/flexsim-legacy-dir", "/dev/sdb",
+                       R"({"kubernetes.io/fsType":"","kubernetes.io/readwrite":"rw"})"}));
+  std::filesystem::remove("/tmp/flexsim-legacy-dir");
+}
+
+TEST_F(SimulatorFlexsimCall, MissingDriverIsAnExecFailure) {
+  std::vector<std::string> argv = {Flexsim(), "call", "--driver", "/nonexistent/x~y/y", "init"};
+  ProcessResult p = RunProcess(argv);
+  auto record = nlohmann::json::parse(p.out);
+  EXPECT_EQ(record["verdict"]["outcome"], "decode_error");
+  EXPECT_TRUE(record.contains("spawn_error"));
+}
+
+class SimulatorFlexsimJudge : public ::testing::Test {
+ protected:
+  std::string Judge(const std::string& output, int exit_code, bool strict,
+                    const char* verb = "init") {
+    std::string file = dir_.Join("out");
+    std::ofstream(file, std::ios::binary) << output;
+    std::vector<std::string> argv = {Flexsim(),  "judge",       "--verb",
+                                     verb,       "--exit-code", std::to_string(exit_code),
+                                     "--output", file};
+    if (strict) argv.push_back("--strict");
+    ProcessResult p = RunProcess(argv);
+    EXPECT_EQ(p.exit_code, 0) << p.err;
+    return p.out;
+  }
+  flexkit::testing::TempDir dir_{"flexsim-judge"};
+};
+
+TEST_F(SimulatorFlexsimJudge, PrintsOneObjectWithTheIssueKeysInOrder) {
+  EXPECT_EQ(
+      Judge(R"({"status":"Success","capabilities":{"attach":false}})", 0, false),
+      R"({"outcome":"success","status":"Success","message":"","device":"","attached":false,"volumeName":"","capabilities":{"attach":false,"selinuxRelabel":true,"supportsMetrics":false,"fsGroup":true,"requiresFSResize":true},"error":null})"
+      "\n");
+}
+
+TEST_F(SimulatorFlexsimJudge, DecodeErrorHasNullFields) {
+  EXPECT_EQ(
+      Judge("oops", 1, false),
+      R"({"outcome":"decode_error","status":null,"message":null,"device":null,"attached":null,"volumeName":null,"capabilities":null,"error":"invalid character 'o' looking for beginning of value"})"
+      "\n");
+}
+
+TEST_F(SimulatorFlexsimJudge, NegativeExitCodeIsASignal) {
+  auto j = nlohmann::json::parse(Judge(R"({"status":"Success"})", -15, false, "mount"));
+  EXPECT_EQ(j["error"], "signal: terminated");
+}
+
+TEST_F(SimulatorFlexsimJudge, StrictAddsWarnings) {
+  auto j = nlohmann::json::parse(Judge(R"({"Status":"Not supported"})", 1, true, "mount"));
+  EXPECT_EQ(j["outcome"], "not_supported");
+  ASSERT_EQ(j["warnings"].size(), 2u);
+  auto lax = nlohmann::json::parse(Judge(R"({"Status":"Not supported"})", 1, false, "mount"));
+  EXPECT_FALSE(lax.contains("warnings"));
+}
+
+}  // namespace
+}  // namespace flexkit::sim

@@ -1,0 +1,177 @@
+// The real flexsim binary running the scenario files of tests/data/scenarios
+// against the test drivers (and, once built, the SDK's flexkit-tmpfs), and
+// `flexsim apply`. Each run leaves no process, mount or file behind.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/simulator/test_paths.h"
+#include "tests/support/temp_dir.h"
+
+namespace flexkit::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using flexkit::testing::ProcessResult;
+using flexkit::testing::RunProcess;
+using sim::testing::Flexsim;
+
+std::string Scenario(const std::string& name) {
+  return std::string(FLEXKIT_SOURCE_DIR) + "/tests/data/scenarios/" + name;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Mounts in our namespace, processes whose cmdline and loop devices whose
+// backing file mention the run dir.
+void ExpectNothingLeft(const std::string& run_dir) {
+  EXPECT_EQ(Slurp("/proc/self/mountinfo").find(run_dir), std::string::npos);
+  std::error_code ec;
+  for (const auto& dev : fs::directory_iterator("/sys/block", ec)) {
+    std::string backing = Slurp(dev.path().string() + "/loop/backing_file");
+    EXPECT_EQ(backing.find(run_dir), std::string::npos) << dev.path() << " still attached";
+  }
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    EXPECT_EQ(Slurp(entry.path().string() + "/cmdline").find(run_dir), std::string::npos)
+        << "process " << name << " outlived the run";
+  }
+}
+
+ProcessResult RunFlexsim(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {Flexsim()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunProcess(argv);
+}
+
+class SimulatorScenario : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { FLEXKIT_REQUIRE_ROOT(); }
+};
+
+TEST_P(SimulatorScenario, PassesAndLeavesNothingBehind) {
+  flexkit::testing::TempDir dir("flexsim-scenario");
+  const std::string run_dir = dir.Join("run");
+  const std::string transcript = dir.Join("transcript.json");
+  ProcessResult p =
+      RunFlexsim({"run", Scenario(GetParam()), "--run-dir", run_dir, "--transcript", transcript});
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.err.find("PASS"), std::string::npos) << p.err;
+  auto j = nlohmann::json::parse(Slurp(transcript));
+  EXPECT_FALSE(j.empty());
+  ExpectNothingLeft(run_dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(SimulatorScenarios, SimulatorScenario,
+                         ::testing::Values("pod_lifecycle.yaml", "attach_controller.yaml",
+                                           "attach_kubelet_managed.yaml", "kubelet_restart.yaml",
+                                           "node_crash_reschedule.yaml",
+                                           "read_only_and_secrets.yaml",
+                                           "prefix_reconstruction.yaml",
+                                           "kubelet_down_cleanup.yaml", "format_and_mount.yaml"),
+                         [](const ::testing::TestParamInfo<std::string>& scenario) {
+                           return scenario.param.substr(0, scenario.param.find('.'));
+                         });
+
+class SimulatorRunCli : public ::testing::Test {
+ protected:
+  void SetUp() override { FLEXKIT_REQUIRE_ROOT(); }
+  flexkit::testing::TempDir dir_{"flexsim-runcli"};
+};
+
+TEST_F(SimulatorRunCli, FailingExpectationFailsTheRunWithTheStep) {
+  std::string scenario = dir_.Join("s.yaml");
+  std::ofstream(scenario)
+      << "driver: " << Scenario("../drivers/k8s~dummy/dummy") << "\n"
+      << "nodes: [{name: n1}]\n"
+      << "steps:\n"
+      << "  - apply: |\n"
+      << "      kind: Pod\n"
+      << "      metadata: {name: p}\n"
+      << "      spec: {nodeName: n1, volumes: [{name: v, flexVolume: {driver: k8s/dummy}}]}\n"
+      << "  - expectVolume: {volume: v, mountedFor: []}\n";
+  ProcessResult p = RunFlexsim({"run", scenario, "--quiet"});
+  EXPECT_EQ(p.exit_code, 1);
+  EXPECT_NE(p.err.find("step 2"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("mountedFor [default/p], expected []"), std::string::npos) << p.err;
+}
+
+TEST_F(SimulatorRunCli, BrokenDriverNeverGetsLoaded) {
+  std::string scenario = dir_.Join("s.yaml");
+  std::ofstream(scenario)
+      << "nodes: [{name: n1}]\n"
+      << "driverName: k8s/dummy\n"
+      << "steps:\n"
+      << "  - apply: |\n"
+      << "      kind: Pod\n"
+      << "      metadata: {name: p}\n"
+      << "      spec: {nodeName: n1, volumes: [{name: v, flexVolume: {driver: k8s/dummy}}]}\n"
+      << "  - expectVolume: {volume: v, mountedFor: []}\n"
+      << "  - expectCalls: {verb: mount, count: 0}\n";
+  ProcessResult p = RunFlexsim(
+      {"run", scenario, "--quiet", "--driver", sim::testing::TestDriver("test~echo-ne")});
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+}
+
+TEST_F(SimulatorRunCli, ApplyMountsEveryPodVolume) {
+  std::string manifest = dir_.Join("m.yaml");
+  std::ofstream(manifest)
+      << "kind: Pod\nmetadata: {name: a}\n"
+      << "spec: {nodeName: n1, volumes: [{name: v, flexVolume: {driver: k8s/dummy}}]}\n"
+      << "---\nkind: Pod\nmetadata: {name: b}\n"
+      << "spec: {nodeName: n2, volumes: [{name: v, flexVolume: {driver: k8s/dummy}}]}\n";
+  const std::string run_dir = dir_.Join("run");
+  ProcessResult p =
+      RunFlexsim({"apply", manifest, "--driver", sim::testing::TestDriver("k8s~dummy"), "--run-dir",
+                  run_dir, "--transcript", dir_.Join("t.json")});
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  int mounts = 0;
+  for (const auto& e : nlohmann::json::parse(Slurp(dir_.Join("t.json")))) {
+    if (e.value("verb", "") == "mount" && e["verdict"]["outcome"] == "success") ++mounts;
+  }
+  EXPECT_EQ(mounts, 2);
+  ExpectNothingLeft(run_dir);
+}
+
+TEST_F(SimulatorRunCli, ApplyFailsWhenAVolumeCannotMount) {
+  std::string manifest = dir_.Join("m.yaml");
+  std::ofstream(manifest)
+      << "kind: Pod\nmetadata: {name: a}\n"
+      << "spec: {nodeName: n1, volumes: [{name: v, flexVolume: {driver: test/failure-exit1}}]}\n";
+  ProcessResult p = RunFlexsim(
+      {"apply", manifest, "--quiet", "--driver", sim::testing::TestDriver("test~failure-exit1")});
+  EXPECT_EQ(p.exit_code, 1);
+  EXPECT_NE(p.err.find("not mounted: [default/a:v]"), std::string::npos) << p.err;
+}
+
+// The SDK's sample driver, once the SDK is built in the same tree.
+TEST_F(SimulatorRunCli, FlexkitTmpfsPodLifecycle) {
+  const std::string tmpfs = flexkit::testing::BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs");
+  if (!fs::exists(tmpfs)) GTEST_SKIP() << "flexkit-tmpfs is not built in this tree: " << tmpfs;
+  std::string scenario = Slurp(Scenario("pod_lifecycle.yaml"));
+  // The same scenario with the SDK driver's name and without dummy's index.html.
+  std::string out;
+  std::istringstream lines(scenario);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("index.html") != std::string::npos) continue;
+    auto at = line.find("k8s/dummy");
+    if (at != std::string::npos) line.replace(at, 9, "flexkit/tmpfs");
+    out += line + "\n";
+  }
+  std::ofstream(dir_.Join("tmpfs.yaml")) << out;
+  ProcessResult p = RunFlexsim({"run", dir_.Join("tmpfs.yaml"), "--quiet", "--driver", tmpfs,
+                                "--driver-name", "flexkit/tmpfs"});
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+}
+
+}  // namespace
+}  // namespace flexkit::sim

@@ -1,0 +1,97 @@
+// A node: its own mount namespace, crash and restart, nothing left behind.
+#include "simulator/node.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mount.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "simulator/boost_process_runner.h"
+#include "tests/support/temp_dir.h"
+
+namespace flexkit::sim {
+namespace {
+
+std::string OurMounts() {
+  std::ifstream in("/proc/self/mountinfo");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class SimulatorNode : public ::testing::Test {
+ protected:
+  void SetUp() override { FLEXKIT_REQUIRE_ROOT(); }
+  flexkit::testing::TempDir run_{"flexsim-node"};
+};
+
+TEST_F(SimulatorNode, CreatesKubeletRootAndPluginDir) {
+  Node node("n1", run_.path());
+  EXPECT_EQ(node.kubelet_root(), run_.path() + "/nodes/n1/var/lib/kubelet");
+  EXPECT_TRUE(std::filesystem::is_directory(node.kubelet_root()));
+  EXPECT_TRUE(std::filesystem::is_directory(node.plugin_dir()));
+}
+
+TEST_F(SimulatorNode, MountsAreVisibleOnlyInsideTheNode) {
+  Node node("n1", run_.path());
+  std::string target = node.kubelet_root() + "/m";
+  node.mounter().MakeDirs(target, 0750);
+  node.mounter().Mount("tmpfs", target, "tmpfs", 0, "size=1m");
+  EXPECT_TRUE(node.mounter().IsMountPoint(target));
+  EXPECT_EQ(OurMounts().find(target), std::string::npos);
+  node.mounter().WriteFile(target + "/f", "data");
+  EXPECT_EQ(node.mounter().ReadFile(target + "/f"), "data");
+  EXPECT_FALSE(std::filesystem::exists(target + "/f"));  // on the node's tmpfs only
+  node.mounter().Unmount(target);
+  EXPECT_FALSE(node.mounter().IsMountPoint(target));
+}
+
+TEST_F(SimulatorNode, CrashKillsEverythingInTheNamespaceAndItsMounts) {
+  Node node("n1", run_.path());
+  std::string target = node.kubelet_root() + "/m";
+  node.mounter().MakeDirs(target, 0750);
+  node.mounter().Mount("tmpfs", target, "tmpfs", 0, "");
+  ProcessSpec spec;
+  spec.executable = "/bin/sh";
+  spec.args = {"-c", "setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo started"};
+  spec.mount_namespace_fd = node.mount_namespace_fd();
+  ProcessResult r = BoostProcessRunner().Run(spec);
+  ASSERT_TRUE(r.exit.ok()) << r.combined;
+  ASSERT_EQ(node.ProcessesInNamespace().size(), 1u);  // the daemon, in its own session
+  pid_t holder = node.holder_pid();
+  node.Crash();
+  EXPECT_FALSE(node.running());
+  EXPECT_NE(::kill(holder, 0), 0);
+  node.Restart();
+  EXPECT_TRUE(node.ProcessesInNamespace().empty());
+  EXPECT_FALSE(node.mounter().IsMountPoint(target));
+  EXPECT_TRUE(std::filesystem::is_directory(target));  // same disk
+}
+
+TEST_F(SimulatorNode, OperationsOnACrashedNodeSayItIsDown) {
+  Node node("n1", run_.path());
+  node.Crash();
+  try {
+    node.mounter().IsMountPoint("/x");
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("node n1: node is down"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SimulatorNode, MountErrorsSayWhatWhereAndWhy) {
+  Node node("n1", run_.path());
+  try {
+    node.mounter().Mount("/nonexistent-source", node.kubelet_root() + "/missing", "", MS_BIND, "");
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("mount /nonexistent-source on "), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("No such file or directory"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace flexkit::sim
