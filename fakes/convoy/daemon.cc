@@ -506,20 +506,25 @@ Response ConvoyDaemon::BackupDelete(const std::string& body) {
   return Empty();
 }
 
-std::vector<std::string> ConvoyDaemon::AllVolumeNames() {
-  std::vector<std::string> names;
-  for (auto& d : drivers_) {
-    for (const auto& [name, listing] : d->List()) names.push_back(name);
-  }
-  return names;
-}
-
 Response ConvoyDaemon::Plugin(const std::string& route, const http::Request& request) {
   if (route == "/Plugin.Activate") return GoText(PluginJson({{"Implements", {"VolumeDriver"}}}));
   if (route == "/VolumeDriver.Capabilities") {
     return GoText(PluginJson({{"Capabilities", {{"Scope", "local"}}}}));
   }
   if (route == "/VolumeDriver.Remove" && config_.ignore_docker_delete) return GoText("{}");
+  if (route == "/VolumeDriver.List") {
+    nlohmann::ordered_json volumes = nlohmann::ordered_json::array();
+    for (auto& d : drivers_) {
+      for (const auto& [vname, listing] : d->List()) {
+        nlohmann::ordered_json v = {{"Name", vname}};
+        auto mp = listing.info.find("MountPoint");
+        if (mp != listing.info.end() && !mp->second.empty()) v["Mountpoint"] = mp->second;
+        volumes.push_back(v);
+      }
+    }
+    if (volumes.empty()) return GoText("{}");
+    return GoText(PluginJson({{"Volumes", volumes}}));
+  }
   GoDecodeResult decoded = GoDecode(request.body, api::kPluginRequest);
   if (decoded.error) return PluginErr(*decoded.error);
   std::string name = decoded.values.String("Name");
@@ -546,19 +551,6 @@ Response ConvoyDaemon::Plugin(const std::string& route, const http::Request& req
       }
       CreateVolume(r, driver);
     };
-    if (route == "/VolumeDriver.List") {
-      nlohmann::ordered_json volumes = nlohmann::ordered_json::array();
-      for (auto& d : drivers_) {
-        for (const auto& [vname, listing] : d->List()) {
-          nlohmann::ordered_json v = {{"Name", vname}};
-          auto mp = listing.info.find("MountPoint");
-          if (mp != listing.info.end() && !mp->second.empty()) v["Mountpoint"] = mp->second;
-          volumes.push_back(v);
-        }
-      }
-      if (volumes.empty()) return GoText("{}");
-      return GoText(PluginJson({{"Volumes", volumes}}));
-    }
     NameLocks::Guard guard(volume_locks_, name);
     VolumeDriver* driver = FindVolume(name);
     if (route == "/VolumeDriver.Create") {

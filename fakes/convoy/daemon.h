@@ -56,7 +56,6 @@ class ConvoyDaemon {
   VolumeDriver* FindDriver(const std::string& name);
   nlohmann::ordered_json VolumeResponse(const std::string& name, const VolumeDriver& driver,
                                         const VolumeListing& listing) const;
-  std::vector<std::string> AllVolumeNames();
 
   // Convoy's NameUUIDIndex (volume and snapshot names) and
   // SnapshotVolumeIndex (snapshot -> volume), rebuilt from the drivers.

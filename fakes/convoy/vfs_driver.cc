@@ -130,6 +130,7 @@ void VfsDriver::RefreshLocked() {
 }
 
 std::optional<VfsDriver::Volume> VfsDriver::Load(const std::string& name) {
+  if (name.empty()) return std::nullopt;
   CheckSafe(name);
   std::string file = ConfigFile(name);
   std::lock_guard lock(cache_mutex_);

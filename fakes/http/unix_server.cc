@@ -268,6 +268,7 @@ void UnixServer::AcceptLoop() {
     connections_.push_back(std::move(connection));
     ref.thread = std::thread([this, &ref] {
       Serve(ref);
+      ::shutdown(ref.fd, SHUT_RDWR);  // the peer sees EOF now; the fd is closed when reaped
       ref.done = true;
     });
   }
