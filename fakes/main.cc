@@ -5,7 +5,10 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
+#include <thread>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -16,6 +19,8 @@
 #include "fakes/convoy/go_json.h"
 #include "fakes/convoy/mounter.h"
 #include "fakes/convoy/vfs_driver.h"
+#include "fakes/ebs/cloud.h"
+#include "fakes/ebs/cloud_api.h"
 #include "fakes/http/unix_server.h"
 
 namespace {
@@ -119,6 +124,59 @@ int RunDaemon(const CommonFlags& common, const DaemonFlags& flags) {
   return 0;
 }
 
+struct CloudFlags {
+  std::string zone = "us-east-1a";
+  int64_t transition_delay_ms = 0;
+  int64_t consistency_delay_ms = 0;
+};
+
+int RunCloud(const CommonFlags& common, const CloudFlags& flags) {
+  sigset_t stop = StopSignals();
+  MakeDirs(common.state_dir, 0700);
+  std::string root = CleanPath(std::filesystem::absolute(common.state_dir).string());
+  convoy::RootLock lock(root);
+  SetUpLogging(root, "cloud");
+  ebs::SystemClock clock;
+  auto loops = ebs::MakeSystemLoopDevices();
+  ebs::CloudConfig config;
+  config.state_dir = root;
+  config.availability_zone = flags.zone;
+  config.transition_delay_ms = flags.transition_delay_ms;
+  config.consistency_delay_ms = flags.consistency_delay_ms;
+  ebs::Cloud cloud(config, clock, *loops);
+  http::ServerOptions server_options;
+  server_options.socket_path = common.socket;
+  server_options.socket_mode = ParseMode(common.socket_mode);
+  http::UnixServer server(server_options,
+                          [&cloud](const http::Request& r) { return ebs::HandleCloudRequest(cloud, r); });
+  server.Start();
+  // Timed transitions (and busy detaches whose device got unmounted) move
+  // on even when nobody calls.
+  std::mutex ticker_mutex;
+  std::condition_variable ticker_wake;
+  bool stopping = false;
+  std::thread ticker([&] {
+    std::unique_lock guard(ticker_mutex);
+    while (!ticker_wake.wait_for(guard, std::chrono::milliseconds(50), [&] { return stopping; })) {
+      guard.unlock();
+      cloud.Tick();
+      guard.lock();
+    }
+  });
+  spdlog::info("convoy-fake cloud ready on {} (state {}, zone {})", common.socket, root, flags.zone);
+  std::cout << "convoy-fake cloud ready on " << common.socket << std::endl;
+  int sig = WaitForStop(stop);
+  spdlog::info("stopping on signal {}", sig);
+  server.Stop();
+  {
+    std::lock_guard guard(ticker_mutex);
+    stopping = true;
+  }
+  ticker_wake.notify_all();
+  ticker.join();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -138,9 +196,24 @@ int main(int argc, char** argv) {
   daemon->add_option("--host", daemon_flags.host, "this host's name, for logs");
   daemon->add_flag("--ignore-docker-delete", daemon_flags.ignore_docker_delete);
   daemon->add_flag("--create-on-docker-mount", daemon_flags.create_on_docker_mount);
+  CommonFlags cloud_common;
+  cloud_common.socket = "/var/run/convoy-fake/cloud.sock";
+  CloudFlags cloud_flags;
+  CLI::App* cloud = app.add_subcommand("cloud", "the EBS cloud model and its admin API");
+  cloud->add_option("--socket", cloud_common.socket, "cloud API socket")->capture_default_str();
+  cloud->add_option("--state-dir", cloud_common.state_dir, "volumes, state.json, lock, log")->required();
+  cloud->add_option("--socket-mode", cloud_common.socket_mode, "socket file mode (octal)")->capture_default_str();
+  cloud->add_option("--az", cloud_flags.zone, "availability zone")->capture_default_str();
+  cloud->add_option("--attach-delay", cloud_flags.transition_delay_ms,
+                    "ms each transition takes (creating, attaching, detaching, deleting)")
+      ->capture_default_str();
+  cloud->add_option("--consistency-delay", cloud_flags.consistency_delay_ms,
+                    "ms a new volume stays invisible to DescribeVolumes")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     if (daemon->parsed()) return RunDaemon(daemon_common, daemon_flags);
+    if (cloud->parsed()) return RunCloud(cloud_common, cloud_flags);
   } catch (const std::exception& e) {
     std::cerr << "convoy-fake: " << e.what() << std::endl;
     spdlog::error("{}", e.what());

@@ -35,6 +35,7 @@ struct Response {
   HeaderList headers;
   std::string body;
   bool add_date = true;
+  bool drop_connection = false;  // close without answering (fault injection)
 };
 
 // Go's http.Error: body `message + "\n"`, text/plain, nosniff.

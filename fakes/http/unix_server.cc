@@ -313,6 +313,7 @@ void UnixServer::Serve(Connection& connection) {
         response = GoError(500, std::string("internal error: ") + e.what());
       }
     }
+    if (response.drop_connection) return;
     if (!SendAll(connection.fd, Serialize(response, head, !keep_alive)) || !keep_alive) return;
   }
 }
