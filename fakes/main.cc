@@ -16,6 +16,7 @@
 #include "fakes/common/files.h"
 #include "fakes/convoy/daemon.h"
 #include "fakes/convoy/daemon_setup.h"
+#include "fakes/convoy/ebs_driver.h"
 #include "fakes/convoy/go_json.h"
 #include "fakes/convoy/mounter.h"
 #include "fakes/convoy/vfs_driver.h"
@@ -105,6 +106,16 @@ int RunDaemon(const CommonFlags& common, const DaemonFlags& flags) {
     if (name == "vfs") {
       drivers.push_back(std::make_unique<convoy::VfsDriver>(
           convoy::VfsConfig{.root = root + "/vfs", .path = settings.vfs_path}, *mounter));
+    } else if (name == "ebs") {
+      if (flags.cloud.empty() || flags.instance_id.empty()) {
+        throw std::runtime_error("start daemon: the ebs driver needs --cloud and --instance-id");
+      }
+      convoy::EbsConfig ebs;
+      ebs.root = root + "/ebs";
+      ebs.dev_dir = root + "/dev";
+      ebs.cloud_socket = flags.cloud;
+      ebs.instance_id = flags.instance_id;
+      drivers.push_back(std::make_unique<convoy::EbsDriver>(ebs, *mounter));
     } else {
       throw std::runtime_error("start daemon: unknown driver " + name + " (use vfs or ebs)");
     }
