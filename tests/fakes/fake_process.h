@@ -21,11 +21,12 @@ class FakeProcess {
   int Stop();
   // SIGKILL, then wait.
   void Kill();
+  // Waits for it to exit on its own; the exit code (or 128+signal).
+  int Wait();
   pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0; }
 
  private:
-  int Wait();
   pid_t pid_ = -1;
   int stdout_fd_ = -1;
 };
