@@ -34,6 +34,92 @@ nlohmann::ordered_json InfoJson(const InfoMap& info, const std::string& driver) 
 
 Response Empty() { return GoText(""); }
 
+// Appends `info` plus "Driver" as Go indents a map[string]string at `depth`
+// (keys sorted). Hand-written: listing 10,000 volumes must take milliseconds.
+void AppendInfo(std::string& out, const InfoMap& info, const std::string& driver, int depth) {
+  bool driver_done = false, first = true;
+  auto entry = [&](const std::string& k, const std::string& v) {
+    out.append(first ? "\n" : ",\n");
+    first = false;
+    out.append(static_cast<size_t>(depth) + 1, '\t');
+    AppendGoQuoted(out, k);
+    out.append(": ");
+    AppendGoQuoted(out, v);
+  };
+  out.push_back('{');
+  for (const auto& [k, v] : info) {
+    if (!driver_done && k > "Driver") {
+      entry("Driver", driver);
+      driver_done = true;
+    }
+    if (k != "Driver") entry(k, v);
+  }
+  if (!driver_done) entry("Driver", driver);
+  out.push_back('\n');
+  out.append(static_cast<size_t>(depth), '\t');
+  out.push_back('}');
+}
+
+const std::string& Lookup(const InfoMap& info, const char* key) {
+  static const std::string kEmpty;
+  auto it = info.find(key);
+  return it == info.end() ? kEmpty : it->second;
+}
+
+// Appends `"key": ` on a new line at `depth` + 1.
+void AppendKey(std::string& out, std::string_view key, int depth, bool first = false) {
+  out.append(first ? "\n" : ",\n");
+  out.append(static_cast<size_t>(depth) + 1, '\t');
+  out.push_back('"');
+  out.append(key);
+  out.append("\": ");
+}
+
+// A VolumeResponse as Go indents it at `depth`.
+void AppendVolumeResponse(std::string& out, const std::string& name, const std::string& driver,
+                          const VolumeListing& listing, int depth) {
+  out.push_back('{');
+  AppendKey(out, "Name", depth, true);
+  AppendGoQuoted(out, name);
+  AppendKey(out, "Driver", depth);
+  AppendGoQuoted(out, driver);
+  AppendKey(out, "MountPoint", depth);
+  AppendGoQuoted(out, Lookup(listing.info, "MountPoint"));
+  AppendKey(out, "CreatedTime", depth);
+  AppendGoQuoted(out, Lookup(listing.info, "VolumeCreatedAt"));
+  AppendKey(out, "DriverInfo", depth);
+  AppendInfo(out, listing.info, driver, depth + 1);
+  AppendKey(out, "Snapshots", depth);
+  if (listing.snapshots.empty()) {
+    out.append("{}");
+  } else {
+    out.push_back('{');
+    bool first = true;
+    for (const auto& [sname, sinfo] : listing.snapshots) {
+      out.append(first ? "\n" : ",\n");
+      first = false;
+      out.append(static_cast<size_t>(depth) + 2, '\t');
+      AppendGoQuoted(out, sname);
+      out.append(": {");
+      AppendKey(out, "Name", depth + 2, true);
+      AppendGoQuoted(out, sname);
+      AppendKey(out, "CreatedTime", depth + 2);
+      AppendGoQuoted(out, Lookup(sinfo, "SnapshotCreatedAt"));
+      AppendKey(out, "DriverInfo", depth + 2);
+      AppendInfo(out, sinfo, driver, depth + 3);
+      out.push_back('\n');
+      out.append(static_cast<size_t>(depth) + 2, '\t');
+      out.push_back('}');
+    }
+    out.push_back('\n');
+    out.append(static_cast<size_t>(depth) + 1, '\t');
+    out.push_back('}');
+  }
+  out.push_back('\n');
+  out.append(static_cast<size_t>(depth), '\t');
+  out.push_back('}');
+}
+
 // gorilla/mux's cleanPath: path.Clean, keeping a trailing slash.
 std::string MuxCleanPath(const std::string& p) {
   if (p.empty()) return "/";
@@ -151,7 +237,7 @@ ConvoyDaemon::ConvoyDaemon(DaemonConfig config, std::vector<std::unique_ptr<Volu
   for (auto& driver : drivers_) {
     for (const auto& [name, listing] : driver->List()) {
       name_index_[name] = true;
-      for (const auto& [snapshot, info] : listing.snapshots) {
+      for (const auto& [snapshot, info] : listing->snapshots) {
         name_index_[snapshot] = true;
         snapshot_volume_index_[snapshot] = name;
       }
@@ -229,24 +315,11 @@ std::string ConvoyDaemon::VolumeOfSnapshot(const std::string& snapshot) {
   return it == snapshot_volume_index_.end() ? "" : it->second;
 }
 
-nlohmann::ordered_json ConvoyDaemon::VolumeResponse(const std::string& name,
-                                                    const VolumeDriver& driver,
-                                                    const VolumeListing& listing) const {
-  nlohmann::ordered_json snapshots = nlohmann::ordered_json::object();
-  for (const auto& [sname, sinfo] : listing.snapshots) {
-    auto created = sinfo.find("SnapshotCreatedAt");
-    snapshots[sname] = {{"Name", sname},
-                        {"CreatedTime", created == sinfo.end() ? "" : created->second},
-                        {"DriverInfo", InfoJson(sinfo, driver.Name())}};
-  }
-  auto mp = listing.info.find("MountPoint");
-  auto created = listing.info.find("VolumeCreatedAt");
-  return {{"Name", name},
-          {"Driver", driver.Name()},
-          {"MountPoint", mp == listing.info.end() ? "" : mp->second},
-          {"CreatedTime", created == listing.info.end() ? "" : created->second},
-          {"DriverInfo", InfoJson(listing.info, driver.Name())},
-          {"Snapshots", snapshots}};
+std::string ConvoyDaemon::VolumeResponse(const std::string& name, const VolumeDriver& driver,
+                                         const VolumeListing& listing) const {
+  std::string out;
+  AppendVolumeResponse(out, name, driver.Name(), listing, 0);
+  return out;
 }
 
 Response ConvoyDaemon::Info() {
@@ -269,21 +342,25 @@ Response ConvoyDaemon::Info() {
 Response ConvoyDaemon::VolumeList(const http::Request& request) {
   bool raw = request.QueryParam("driver") == std::optional<std::string>("1");
   // Streamed by hand: 10,000 entries must serialise in milliseconds.
-  std::map<std::string, std::pair<const VolumeDriver*, VolumeListing>> all;
+  std::map<std::string, std::pair<const VolumeDriver*, std::shared_ptr<const VolumeListing>>> all;
   for (auto& d : drivers_) {
     for (auto& [name, listing] : d->List()) all.emplace(name, std::make_pair(d.get(), std::move(listing)));
   }
   if (all.empty()) return GoText("{}");
   std::string body = "{";
+  body.reserve(all.size() * (raw ? 256 : 512));
   bool first = true;
   for (const auto& [name, entry] : all) {
-    body += first ? "\n\t" : ",\n\t";
+    body.append(first ? "\n\t" : ",\n\t");
     first = false;
-    body += GoQuote(name) + ": ";
+    AppendGoQuoted(body, name);
+    body.append(": ");
     const auto& [driver, listing] = entry;
-    body += GoIndentAt(raw ? InfoJson(listing.info, driver->Name())
-                           : VolumeResponse(name, *driver, listing),
-                       1);
+    if (raw) {
+      AppendInfo(body, listing->info, driver->Name(), 1);
+    } else {
+      AppendVolumeResponse(body, name, driver->Name(), *listing, 1);
+    }
   }
   return GoText(body + "\n}");
 }
@@ -296,7 +373,7 @@ Response ConvoyDaemon::VolumeInspect(const std::string& body) {
   VolumeDriver* driver = FindVolume(name);
   if (driver == nullptr) throw ConvoyError("Volume not found.", 404);
   VolumeListing listing{*driver->VolumeInfo(name), driver->Snapshots(name)};
-  return GoText(GoIndent(VolumeResponse(name, *driver, listing)));
+  return GoText(VolumeResponse(name, *driver, listing));
 }
 
 std::string ConvoyDaemon::CreateVolume(CreateRequest request, const std::string& driver_name) {
@@ -344,7 +421,7 @@ Response ConvoyDaemon::VolumeCreate(const std::string& body) {
   if (!req.Bool("Verbose")) return GoText(name);
   VolumeDriver* driver = FindDriver(driver_name);
   VolumeListing listing{*driver->VolumeInfo(name), driver->Snapshots(name)};
-  return GoText(GoIndent(VolumeResponse(name, *driver, listing)));
+  return GoText(VolumeResponse(name, *driver, listing));
 }
 
 Response ConvoyDaemon::VolumeMount(const std::string& body) {
@@ -517,8 +594,8 @@ Response ConvoyDaemon::Plugin(const std::string& route, const http::Request& req
     for (auto& d : drivers_) {
       for (const auto& [vname, listing] : d->List()) {
         nlohmann::ordered_json v = {{"Name", vname}};
-        auto mp = listing.info.find("MountPoint");
-        if (mp != listing.info.end() && !mp->second.empty()) v["Mountpoint"] = mp->second;
+        auto mp = listing->info.find("MountPoint");
+        if (mp != listing->info.end() && !mp->second.empty()) v["Mountpoint"] = mp->second;
         volumes.push_back(v);
       }
     }

@@ -54,8 +54,9 @@ class ConvoyDaemon {
   // The driver that has `name`, or nullptr (Convoy's getVolume).
   VolumeDriver* FindVolume(const std::string& name);
   VolumeDriver* FindDriver(const std::string& name);
-  nlohmann::ordered_json VolumeResponse(const std::string& name, const VolumeDriver& driver,
-                                        const VolumeListing& listing) const;
+  // A VolumeResponse, tab-indented as Convoy writes it.
+  std::string VolumeResponse(const std::string& name, const VolumeDriver& driver,
+                             const VolumeListing& listing) const;
 
   // Convoy's NameUUIDIndex (volume and snapshot names) and
   // SnapshotVolumeIndex (snapshot -> volume), rebuilt from the drivers.

@@ -403,8 +403,8 @@ std::optional<InfoMap> EbsDriver::VolumeInfo(const std::string& name) {
   return InfoOf(*r);
 }
 
-std::map<std::string, VolumeListing> EbsDriver::List() {
-  std::map<std::string, VolumeListing> out;
+std::map<std::string, std::shared_ptr<const VolumeListing>> EbsDriver::List() {
+  std::map<std::string, std::shared_ptr<const VolumeListing>> out;
   DIR* dir = ::opendir(config_.root.c_str());
   if (dir == nullptr) return out;
   while (dirent* e = ::readdir(dir)) {
@@ -414,7 +414,7 @@ std::map<std::string, VolumeListing> EbsDriver::List() {
       continue;
     }
     std::string name = file.substr(kPrefix.size(), file.size() - kPrefix.size() - 5);
-    if (auto r = Load(name)) out[name].info = InfoOf(*r);
+    if (auto r = Load(name)) out[name] = std::make_shared<VolumeListing>(VolumeListing{InfoOf(*r), {}});
   }
   ::closedir(dir);
   return out;

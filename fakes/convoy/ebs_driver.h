@@ -46,7 +46,7 @@ class EbsDriver : public VolumeDriver {
   void Umount(const std::string& name) override;
   std::string MountPoint(const std::string& name) override;
   std::optional<InfoMap> VolumeInfo(const std::string& name) override;
-  std::map<std::string, VolumeListing> List() override;
+  std::map<std::string, std::shared_ptr<const VolumeListing>> List() override;
   std::map<std::string, InfoMap> Snapshots(const std::string& volume) override;
   void CreateSnapshot(const std::string& snapshot, const std::string& volume) override;
   void DeleteSnapshot(const std::string& snapshot, const std::string& volume) override;

@@ -3,6 +3,7 @@
 #include <strings.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstdlib>
 
 namespace flexkit::fakes::convoy {
@@ -415,8 +416,23 @@ GoDecodeResult GoDecode(std::string_view body, const GoStruct& type) {
 }
 
 std::string GoQuote(std::string_view s) {
+  std::string out;
+  AppendGoQuoted(out, s);
+  return out;
+}
+
+void AppendGoQuoted(std::string& out, std::string_view s) {
   static const char* kHex = "0123456789abcdef";
-  std::string out = "\"";
+  auto plain = [](unsigned char c) {
+    return c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c != 0xE2;
+  };
+  if (std::all_of(s.begin(), s.end(), [&](char c) { return plain(static_cast<unsigned char>(c)); })) {
+    out.push_back('"');
+    out.append(s);
+    out.push_back('"');
+    return;
+  }
+  out.push_back('"');
   for (size_t i = 0; i < s.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     switch (c) {
@@ -442,7 +458,7 @@ std::string GoQuote(std::string_view s) {
     }
     out.push_back(static_cast<char>(c));
   }
-  return out + "\"";
+  out.push_back('"');
 }
 
 namespace {
@@ -500,11 +516,9 @@ void Indent(const nlohmann::ordered_json& v, int depth, std::string& out) {
 
 }  // namespace
 
-std::string GoIndent(const nlohmann::ordered_json& value) { return GoIndentAt(value, 0); }
-
-std::string GoIndentAt(const nlohmann::ordered_json& value, int depth) {
+std::string GoIndent(const nlohmann::ordered_json& value) {
   std::string out;
-  Indent(value, depth, out);
+  Indent(value, 0, out);
   return out;
 }
 

@@ -56,9 +56,9 @@ GoDecodeResult GoDecode(std::string_view body, const GoStruct& type);
 
 // json.MarshalIndent(v, "", "\t") of a value built in Go field order.
 std::string GoIndent(const nlohmann::ordered_json& value);
-// The same, for a value nested `depth` levels deep (streamed output).
-std::string GoIndentAt(const nlohmann::ordered_json& value, int depth);
 // json.Marshal of a string (quoted, Go escaping), as Go embeds it in output.
 std::string GoQuote(std::string_view s);
+// The same, appended to `out` (the hot path of large listings).
+void AppendGoQuoted(std::string& out, std::string_view s);
 
 }  // namespace flexkit::fakes::convoy

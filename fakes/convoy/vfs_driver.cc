@@ -92,7 +92,7 @@ void VfsDriver::RefreshLocked() {
   timespec now = MtimeOf(config_dir_);
   if (SameTime(now, config_dir_mtime_) && !cache_.empty()) return;
   config_dir_mtime_ = now;
-  std::map<std::string, Volume> fresh;
+  std::map<std::string, Cached> fresh;
   DIR* dir = ::opendir(config_dir_.c_str());
   if (dir == nullptr) {
     cache_.clear();
@@ -120,7 +120,7 @@ void VfsDriver::RefreshLocked() {
                                 s.value("VolumeUUID", ""), s.value("FilePath", "")};
         }
       }
-      fresh[path] = std::move(v);
+      fresh[path] = MakeCached(std::move(v));
     } catch (const std::exception&) {
       // A record being replaced or a foreign file: not a volume.
     }
@@ -137,7 +137,14 @@ std::optional<VfsDriver::Volume> VfsDriver::Load(const std::string& name) {
   RefreshLocked();
   auto it = cache_.find(file);
   if (it == cache_.end()) return std::nullopt;
-  return it->second;
+  return it->second.volume;
+}
+
+VfsDriver::Cached VfsDriver::MakeCached(Volume v) {
+  auto listing = std::make_shared<VolumeListing>();
+  listing->info = InfoOf(v);
+  for (const auto& [sname, snap] : v.snapshots) listing->snapshots[sname] = SnapshotInfoOf(snap);
+  return {std::move(v), std::move(listing)};
 }
 
 VfsDriver::Volume VfsDriver::LoadExisting(const std::string& name) {
@@ -177,7 +184,7 @@ void VfsDriver::NoteOwnChange(const std::string& file, const Volume* volume) {
   // seen rather than re-reading every record.
   config_dir_mtime_ = MtimeOf(config_dir_);
   if (volume) {
-    cache_[file] = *volume;
+    cache_[file] = MakeCached(*volume);
   } else {
     cache_.erase(file);
   }
@@ -323,19 +330,17 @@ std::optional<InfoMap> VfsDriver::VolumeInfo(const std::string& name) {
   return InfoOf(*v);
 }
 
-std::map<std::string, VolumeListing> VfsDriver::List() {
+std::map<std::string, std::shared_ptr<const VolumeListing>> VfsDriver::List() {
   std::lock_guard lock(cache_mutex_);
   RefreshLocked();
-  std::map<std::string, VolumeListing> out;
-  for (const auto& [file, v] : cache_) {
+  std::map<std::string, std::shared_ptr<const VolumeListing>> out;
+  for (const auto& [file, cached] : cache_) {
     std::string base = file.substr(file.rfind('/') + 1);
     if (base.compare(0, kPrefix.size(), kPrefix) != 0) continue;
     std::string name = base.substr(kPrefix.size(), base.size() - kPrefix.size() - kSuffix.size());
     // Convoy fails the whole listing (silently: "{}") on one bad name.
     if (!IsValidConvoyName(name)) return {};
-    VolumeListing& listing = out[name];
-    listing.info = InfoOf(v);
-    for (const auto& [sname, snap] : v.snapshots) listing.snapshots[sname] = SnapshotInfoOf(snap);
+    out.emplace_hint(out.end(), name, cached.listing);
   }
   return out;
 }

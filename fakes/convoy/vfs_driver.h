@@ -37,7 +37,7 @@ class VfsDriver : public VolumeDriver {
   void Umount(const std::string& name) override;
   std::string MountPoint(const std::string& name) override;
   std::optional<InfoMap> VolumeInfo(const std::string& name) override;
-  std::map<std::string, VolumeListing> List() override;
+  std::map<std::string, std::shared_ptr<const VolumeListing>> List() override;
   std::map<std::string, InfoMap> Snapshots(const std::string& volume) override;
   void CreateSnapshot(const std::string& snapshot, const std::string& volume) override;
   void DeleteSnapshot(const std::string& snapshot, const std::string& volume) override;
@@ -75,7 +75,12 @@ class VfsDriver : public VolumeDriver {
   std::string config_dir_;
   Mounter& mounter_;
   std::mutex cache_mutex_;
-  std::map<std::string, Volume> cache_;  // by record file path
+  struct Cached {
+    Volume volume;
+    std::shared_ptr<const VolumeListing> listing;  // built once per change
+  };
+  static Cached MakeCached(Volume v);
+  std::map<std::string, Cached> cache_;  // by record file path
   timespec config_dir_mtime_{};
 };
 

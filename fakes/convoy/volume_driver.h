@@ -5,6 +5,7 @@
 // should see; the daemon answers it as Convoy does (400, text + "\n").
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -56,8 +57,9 @@ class VolumeDriver {
   virtual std::string MountPoint(const std::string& name) = 0;
   // The volume's info map, or nullopt when this driver has no such volume.
   virtual std::optional<InfoMap> VolumeInfo(const std::string& name) = 0;
-  // Every listable volume: its info map and its snapshots' info maps.
-  virtual std::map<std::string, VolumeListing> List() = 0;
+  // Every listable volume: its info map and its snapshots' info maps,
+  // shared rather than copied (a listing may hold 10,000 volumes).
+  virtual std::map<std::string, std::shared_ptr<const VolumeListing>> List() = 0;
   virtual std::map<std::string, InfoMap> Snapshots(const std::string& volume) = 0;
 
   // Snapshots and backups; a driver without them throws ConvoyError.
