@@ -7,11 +7,11 @@
 #include <CLI/CLI.hpp>
 #include <condition_variable>
 #include <cstdio>
-#include <mutex>
-#include <thread>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "fakes/common/files.h"
 #include "fakes/convoy/daemon.h"
@@ -79,7 +79,9 @@ int WaitForStop(const sigset_t& set) {
   return sig;
 }
 
-unsigned ParseMode(const std::string& mode) { return static_cast<unsigned>(std::stoul(mode, nullptr, 8)); }
+unsigned ParseMode(const std::string& mode) {
+  return static_cast<unsigned>(std::stoul(mode, nullptr, 8));
+}
 
 int RunDaemon(const CommonFlags& common, const DaemonFlags& flags) {
   sigset_t stop = StopSignals();
@@ -98,8 +100,9 @@ int RunDaemon(const CommonFlags& common, const DaemonFlags& flags) {
                   .drivers = SplitComma(flags.drivers),
                   .ignore_docker_delete = flags.ignore_docker_delete,
                   .create_on_docker_mount = flags.create_on_docker_mount},
-       .vfs_path = flags.vfs_path.empty() ? root + "/volumes"
-                                          : CleanPath(std::filesystem::absolute(flags.vfs_path).string())});
+       .vfs_path = flags.vfs_path.empty()
+                       ? root + "/volumes"
+                       : CleanPath(std::filesystem::absolute(flags.vfs_path).string())});
   auto mounter = convoy::MakeSystemMounter();
   std::vector<std::unique_ptr<convoy::VolumeDriver>> drivers;
   for (const auto& name : settings.daemon.drivers) {
@@ -127,7 +130,8 @@ int RunDaemon(const CommonFlags& common, const DaemonFlags& flags) {
   http::UnixServer server(server_options,
                           [&daemon](const http::Request& r) { return daemon.Handle(r); });
   server.Start();
-  spdlog::info("convoy-fake daemon ready on {} (root {}, drivers {})", common.socket, root, flags.drivers);
+  spdlog::info("convoy-fake daemon ready on {} (root {}, drivers {})", common.socket, root,
+               flags.drivers);
   std::cout << "convoy-fake daemon ready on " << common.socket << std::endl;
   int sig = WaitForStop(stop);
   spdlog::info("stopping on signal {}", sig);
@@ -158,8 +162,9 @@ int RunCloud(const CommonFlags& common, const CloudFlags& flags) {
   http::ServerOptions server_options;
   server_options.socket_path = common.socket;
   server_options.socket_mode = ParseMode(common.socket_mode);
-  http::UnixServer server(server_options,
-                          [&cloud](const http::Request& r) { return ebs::HandleCloudRequest(cloud, r); });
+  http::UnixServer server(server_options, [&cloud](const http::Request& r) {
+    return ebs::HandleCloudRequest(cloud, r);
+  });
   server.Start();
   // Timed transitions (and busy detaches whose device got unmounted) move
   // on even when nobody calls.
@@ -174,7 +179,8 @@ int RunCloud(const CommonFlags& common, const CloudFlags& flags) {
       guard.lock();
     }
   });
-  spdlog::info("convoy-fake cloud ready on {} (state {}, zone {})", common.socket, root, flags.zone);
+  spdlog::info("convoy-fake cloud ready on {} (state {}, zone {})", common.socket, root,
+               flags.zone);
   std::cout << "convoy-fake cloud ready on " << common.socket << std::endl;
   int sig = WaitForStop(stop);
   spdlog::info("stopping on signal {}", sig);
@@ -198,12 +204,17 @@ int main(int argc, char** argv) {
   DaemonFlags daemon_flags;
   CLI::App* daemon = app.add_subcommand("daemon", "one Convoy daemon for one host");
   daemon->add_option("--socket", daemon_common.socket, "Convoy API socket")->capture_default_str();
-  daemon->add_option("--state-dir", daemon_common.state_dir, "root: metadata, lock, log")->required();
-  daemon->add_option("--socket-mode", daemon_common.socket_mode, "socket file mode (octal)")->capture_default_str();
-  daemon->add_option("--drivers", daemon_flags.drivers, "vfs, ebs or vfs,ebs (first is default)")->capture_default_str();
-  daemon->add_option("--vfs-path", daemon_flags.vfs_path, "vfs volumes directory (default <state-dir>/volumes)");
+  daemon->add_option("--state-dir", daemon_common.state_dir, "root: metadata, lock, log")
+      ->required();
+  daemon->add_option("--socket-mode", daemon_common.socket_mode, "socket file mode (octal)")
+      ->capture_default_str();
+  daemon->add_option("--drivers", daemon_flags.drivers, "vfs, ebs or vfs,ebs (first is default)")
+      ->capture_default_str();
+  daemon->add_option("--vfs-path", daemon_flags.vfs_path,
+                     "vfs volumes directory (default <state-dir>/volumes)");
   daemon->add_option("--cloud", daemon_flags.cloud, "the cloud's socket (ebs driver)");
-  daemon->add_option("--instance-id", daemon_flags.instance_id, "this host's instance (ebs driver)");
+  daemon->add_option("--instance-id", daemon_flags.instance_id,
+                     "this host's instance (ebs driver)");
   daemon->add_option("--host", daemon_flags.host, "this host's name, for logs");
   daemon->add_flag("--ignore-docker-delete", daemon_flags.ignore_docker_delete);
   daemon->add_flag("--create-on-docker-mount", daemon_flags.create_on_docker_mount);
@@ -212,14 +223,18 @@ int main(int argc, char** argv) {
   CloudFlags cloud_flags;
   CLI::App* cloud = app.add_subcommand("cloud", "the EBS cloud model and its admin API");
   cloud->add_option("--socket", cloud_common.socket, "cloud API socket")->capture_default_str();
-  cloud->add_option("--state-dir", cloud_common.state_dir, "volumes, state.json, lock, log")->required();
-  cloud->add_option("--socket-mode", cloud_common.socket_mode, "socket file mode (octal)")->capture_default_str();
-  cloud->add_option("--az", cloud_flags.zone, "availability zone")->capture_default_str();
-  cloud->add_option("--attach-delay", cloud_flags.transition_delay_ms,
-                    "ms each transition takes (creating, attaching, detaching, deleting)")
+  cloud->add_option("--state-dir", cloud_common.state_dir, "volumes, state.json, lock, log")
+      ->required();
+  cloud->add_option("--socket-mode", cloud_common.socket_mode, "socket file mode (octal)")
       ->capture_default_str();
-  cloud->add_option("--consistency-delay", cloud_flags.consistency_delay_ms,
-                    "ms a new volume stays invisible to DescribeVolumes")
+  cloud->add_option("--az", cloud_flags.zone, "availability zone")->capture_default_str();
+  cloud
+      ->add_option("--attach-delay", cloud_flags.transition_delay_ms,
+                   "ms each transition takes (creating, attaching, detaching, deleting)")
+      ->capture_default_str();
+  cloud
+      ->add_option("--consistency-delay", cloud_flags.consistency_delay_ms,
+                   "ms a new volume stays invisible to DescribeVolumes")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {

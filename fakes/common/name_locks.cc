@@ -2,7 +2,8 @@
 
 namespace flexkit::fakes {
 
-NameLocks::Guard::Guard(NameLocks& table, std::string name) : table_(table), name_(std::move(name)) {
+NameLocks::Guard::Guard(NameLocks& table, std::string name)
+    : table_(table), name_(std::move(name)) {
   std::unique_lock lock(table_.mutex_);
   Entry& e = table_.entries_[name_];
   ++e.waiters;

@@ -67,7 +67,8 @@ nlohmann::json CloudClient::Call(const std::string& operation, const nlohmann::j
   }
   ::close(fd);
   size_t end = response.find("\r\n\r\n");
-  if (response.size() < 12 || end == std::string::npos) throw unreachable("connection closed without an answer");
+  if (response.size() < 12 || end == std::string::npos)
+    throw unreachable("connection closed without an answer");
   int status = std::stoi(response.substr(9, 3));
   std::string head = response.substr(0, end);
   std::string content = response.substr(end + 4);
@@ -75,7 +76,8 @@ nlohmann::json CloudClient::Call(const std::string& operation, const nlohmann::j
   nlohmann::json answer = nlohmann::json::parse(content, nullptr, false);
   if (answer.is_discarded()) throw unreachable("answer is not JSON");
   if (status != 200) {
-    throw CloudError(answer["Error"].value("Code", "Unknown"), answer["Error"].value("Message", ""));
+    throw CloudError(answer["Error"].value("Code", "Unknown"),
+                     answer["Error"].value("Message", ""));
   }
   return answer;
 }

@@ -159,11 +159,10 @@ const std::map<std::string, std::string>& RestRoutes() {
 }
 
 bool IsPluginRoute(const std::string& path) {
-  static const char* kRoutes[] = {"/Plugin.Activate",     "/VolumeDriver.Create",
-                                  "/VolumeDriver.Remove", "/VolumeDriver.Mount",
-                                  "/VolumeDriver.Unmount", "/VolumeDriver.Path",
-                                  "/VolumeDriver.Get",    "/VolumeDriver.List",
-                                  "/VolumeDriver.Capabilities"};
+  static const char* kRoutes[] = {
+      "/Plugin.Activate",    "/VolumeDriver.Create",  "/VolumeDriver.Remove",
+      "/VolumeDriver.Mount", "/VolumeDriver.Unmount", "/VolumeDriver.Path",
+      "/VolumeDriver.Get",   "/VolumeDriver.List",    "/VolumeDriver.Capabilities"};
   for (const char* r : kRoutes) {
     if (path == r) return true;
   }
@@ -204,9 +203,9 @@ int64_t ParseSize(std::string size) {
 
 bool ParseGoBool(const std::string& s) {
   static const std::map<std::string, bool> kValues = {
-      {"1", true},     {"t", true},      {"T", true},     {"TRUE", true},   {"true", true},
-      {"True", true},  {"0", false},     {"f", false},    {"F", false},     {"FALSE", false},
-      {"false", false}, {"False", false}};
+      {"1", true},    {"t", true},      {"T", true},      {"TRUE", true},
+      {"true", true}, {"True", true},   {"0", false},     {"f", false},
+      {"F", false},   {"FALSE", false}, {"false", false}, {"False", false}};
   auto it = kValues.find(s);
   if (it == kValues.end()) {
     throw ConvoyError("strconv.ParseBool: parsing " + GoQuote(s) + ": invalid syntax");
@@ -226,9 +225,7 @@ int64_t ParseGoAtoi(const std::string& s) {
 
 std::string PluginJson(const nlohmann::ordered_json& j) { return GoIndent(j); }
 
-Response PluginErr(const std::string& message) {
-  return GoText(PluginJson({{"Err", message}}));
-}
+Response PluginErr(const std::string& message) { return GoText(PluginJson({{"Err", message}})); }
 
 }  // namespace
 
@@ -344,7 +341,8 @@ Response ConvoyDaemon::VolumeList(const http::Request& request) {
   // Streamed by hand: 10,000 entries must serialise in milliseconds.
   std::map<std::string, std::pair<const VolumeDriver*, std::shared_ptr<const VolumeListing>>> all;
   for (auto& d : drivers_) {
-    for (auto& [name, listing] : d->List()) all.emplace(name, std::make_pair(d.get(), std::move(listing)));
+    for (auto& [name, listing] : d->List())
+      all.emplace(name, std::make_pair(d.get(), std::move(listing)));
   }
   if (all.empty()) return GoText("{}");
   std::string body = "{";
@@ -438,8 +436,9 @@ Response ConvoyDaemon::VolumeMount(const std::string& body) {
                                            .remount = req.Bool("ReMount")});
   spdlog::info("mounted volume {} at {}", name, mount_point);
   if (!req.Bool("Verbose")) return GoText(mount_point);
-  nlohmann::ordered_json j = {{"Name", name},       {"Driver", ""},       {"MountPoint", mount_point},
-                              {"CreatedTime", ""},  {"DriverInfo", nullptr}, {"Snapshots", nullptr}};
+  nlohmann::ordered_json j = {
+      {"Name", name},      {"Driver", ""},          {"MountPoint", mount_point},
+      {"CreatedTime", ""}, {"DriverInfo", nullptr}, {"Snapshots", nullptr}};
   return GoText(GoIndent(j));
 }
 
@@ -561,8 +560,8 @@ Response ConvoyDaemon::BackupCreate(const std::string& body) {
 Response ConvoyDaemon::BackupList(const std::string& body) {
   GoValues req = Decode(body, api::kBackupList);
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& [url, info] : ListBackups(UnescapeBackupUrl(req.String("URL")),
-                                             req.String("VolumeName"))) {
+  for (const auto& [url, info] :
+       ListBackups(UnescapeBackupUrl(req.String("URL")), req.String("VolumeName"))) {
     nlohmann::ordered_json entry = nlohmann::ordered_json::object();
     for (const auto& [k, v] : info) entry[k] = v;
     j[url] = entry;

@@ -5,10 +5,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "fakes/common/name_locks.h"
 #include "fakes/convoy/volume_driver.h"

@@ -18,7 +18,8 @@ RootLock::RootLock(const std::string& root) : path_(root + "/lock") {
     int err = errno;
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
-    throw ConvoyError("Failed to lock the file at " + path_ + ": " + GoErrno(err == EWOULDBLOCK ? EAGAIN : err));
+    throw ConvoyError("Failed to lock the file at " + path_ + ": " +
+                      GoErrno(err == EWOULDBLOCK ? EAGAIN : err));
   }
 }
 

@@ -92,11 +92,16 @@ EbsDriver::Record EbsDriver::LoadExisting(const std::string& name) const {
 }
 
 void EbsDriver::Save(const Record& r) const {
-  nlohmann::ordered_json j = {{"Name", r.name},           {"EBSID", r.ebs_id},
-                              {"Device", r.device},       {"LoopDevice", r.loop_device},
-                              {"MountPoint", r.mount_point}, {"FSType", r.fs_type},
-                              {"ReadWrite", r.read_write}, {"CreatedTime", r.created_time},
-                              {"PreExist", r.pre_exist},  {"Attached", r.attached},
+  nlohmann::ordered_json j = {{"Name", r.name},
+                              {"EBSID", r.ebs_id},
+                              {"Device", r.device},
+                              {"LoopDevice", r.loop_device},
+                              {"MountPoint", r.mount_point},
+                              {"FSType", r.fs_type},
+                              {"ReadWrite", r.read_write},
+                              {"CreatedTime", r.created_time},
+                              {"PreExist", r.pre_exist},
+                              {"Attached", r.attached},
                               {"Snapshots", nlohmann::ordered_json::object()}};
   WriteFileAtomically(RecordFile(r.name), j.dump() + "\n");
 }
@@ -108,7 +113,8 @@ nlohmann::json EbsDriver::Describe(const std::string& volume_id) const {
       return Call("DescribeVolumes", {{"VolumeIds", {volume_id}}})["Volumes"][0];
     } catch (const CloudError& e) {
       // Eventual consistency: a just-created volume may not be visible yet.
-      if (e.code != "InvalidVolume.NotFound" || NowMs() > deadline) throw ConvoyError(AwsErrorText(e));
+      if (e.code != "InvalidVolume.NotFound" || NowMs() > deadline)
+        throw ConvoyError(AwsErrorText(e));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(pause));
   }
@@ -154,7 +160,8 @@ void EbsDriver::TakeOverFrom(const std::string& volume_id, const std::string& ot
     Call("DetachVolume", {{"VolumeId", volume_id}, {"InstanceId", other}});
     WaitFor(volume_id, "detached from " + other, detached_there, config_.busy_grace_ms);
   } catch (const std::exception& e) {
-    spdlog::warn("failover: detach of {} from {} did not finish ({}); forcing", volume_id, other, e.what());
+    spdlog::warn("failover: detach of {} from {} did not finish ({}); forcing", volume_id, other,
+                 e.what());
     try {
       Call("DetachVolume", {{"VolumeId", volume_id}, {"InstanceId", other}, {"Force", true}});
     } catch (const CloudError& ce) {
@@ -175,23 +182,26 @@ nlohmann::json EbsDriver::AttachHere(const std::string& volume_id) const {
     a = AttachmentOf(v);
   }
   if (a == nullptr) {
-    v = WaitFor(volume_id, "available", [](const nlohmann::json& x) { return x["State"] == "available"; },
-                config_.wait_timeout_ms);
+    v = WaitFor(
+        volume_id, "available", [](const nlohmann::json& x) { return x["State"] == "available"; },
+        config_.wait_timeout_ms);
     try {
       Call("AttachVolume", {{"VolumeId", volume_id}, {"InstanceId", config_.instance_id}});
     } catch (const CloudError& e) {
       throw ConvoyError(AwsErrorText(e));
     }
   }
-  v = WaitFor(volume_id, "attached here",
-              [&](const nlohmann::json& x) {
-                const nlohmann::json* at = AttachmentOf(x);
-                return at != nullptr && (*at)["State"] != "attaching";
-              },
-              config_.wait_timeout_ms);
+  v = WaitFor(
+      volume_id, "attached here",
+      [&](const nlohmann::json& x) {
+        const nlohmann::json* at = AttachmentOf(x);
+        return at != nullptr && (*at)["State"] != "attaching";
+      },
+      config_.wait_timeout_ms);
   const nlohmann::json& attachment = *AttachmentOf(v);
   if (attachment["InstanceId"] != config_.instance_id || attachment["State"] != "attached") {
-    throw ConvoyError("Cannot attach volume, final state " + attachment["State"].get<std::string>());
+    throw ConvoyError("Cannot attach volume, final state " +
+                      attachment["State"].get<std::string>());
   }
   return attachment;
 }
@@ -208,12 +218,13 @@ void EbsDriver::DetachHere(const std::string& volume_id) const {
     }
     throw ConvoyError(AwsErrorText(e));
   }
-  WaitFor(volume_id, "detached from " + config_.instance_id,
-          [&](const nlohmann::json& v) {
-            const nlohmann::json* a = AttachmentOf(v);
-            return a == nullptr || (*a)["InstanceId"] != config_.instance_id;
-          },
-          config_.wait_timeout_ms);
+  WaitFor(
+      volume_id, "detached from " + config_.instance_id,
+      [&](const nlohmann::json& v) {
+        const nlohmann::json* a = AttachmentOf(v);
+        return a == nullptr || (*a)["InstanceId"] != config_.instance_id;
+      },
+      config_.wait_timeout_ms);
 }
 
 std::string EbsDriver::LinkDevice(const nlohmann::json& attachment) const {
@@ -229,7 +240,8 @@ std::string EbsDriver::LinkDevice(const nlohmann::json& attachment) const {
   return link;
 }
 
-void EbsDriver::Format(const std::string& device, const std::string& wanted, bool blank_allowed) const {
+void EbsDriver::Format(const std::string& device, const std::string& wanted,
+                       bool blank_allowed) const {
   std::string found = mounter_.ProbeFilesystem(device);
   if (found.empty()) {
     if (!blank_allowed) return;
@@ -246,8 +258,8 @@ void EbsDriver::Format(const std::string& device, const std::string& wanted, boo
     return;
   }
   if (found != wanted) {
-    throw ConvoyError("device " + device + " already has a " + found + " filesystem, not " + wanted +
-                      "; refusing to reformat");
+    throw ConvoyError("device " + device + " already has a " + found + " filesystem, not " +
+                      wanted + "; refusing to reformat");
   }
 }
 
@@ -256,7 +268,8 @@ void EbsDriver::Create(const CreateRequest& request) {
   if (!request.backup_url.empty() && !request.driver_volume_id.empty()) {
     throw ConvoyError("Cannot create volume from both backup and existing volume");
   }
-  if (!request.backup_url.empty()) throw ConvoyError("ebs backups are not supported by convoy-fake");
+  if (!request.backup_url.empty())
+    throw ConvoyError("ebs backups are not supported by convoy-fake");
   std::string fs = request.fs_type.empty() ? "ext4" : request.fs_type;
   if (fs != "ext4" && fs != "xfs") throw ConvoyError("Invalid FSType " + fs + ": use ext4 or xfs");
   Record r;
@@ -270,11 +283,13 @@ void EbsDriver::Create(const CreateRequest& request) {
   } else {
     std::string type = request.type.empty() ? config_.default_volume_type : request.type;
     if (type == "io1" && request.iops <= 0) throw ConvoyError("Invalid IOPS for volume type io1");
-    if (type != "io1" && request.iops != 0) throw ConvoyError("IOPS only valid for volume type io1");
+    if (type != "io1" && request.iops != 0)
+      throw ConvoyError("IOPS only valid for volume type io1");
     int64_t size = request.size > 0 ? request.size : config_.default_volume_size;
     int64_t gib = (size + kGiB - 1) / kGiB;
     try {
-      r.ebs_id = Call("CreateVolume", {{"Size", gib}, {"VolumeType", type}, {"Iops", request.iops}})["VolumeId"];
+      r.ebs_id = Call("CreateVolume",
+                      {{"Size", gib}, {"VolumeType", type}, {"Iops", request.iops}})["VolumeId"];
     } catch (const CloudError& e) {
       throw ConvoyError(AwsErrorText(e));
     }
@@ -302,12 +317,14 @@ void EbsDriver::Create(const CreateRequest& request) {
     }
     throw;
   }
-  spdlog::info("ebs volume {} is {} attached at {} ({})", r.name, r.ebs_id, r.device, r.loop_device);
+  spdlog::info("ebs volume {} is {} attached at {} ({})", r.name, r.ebs_id, r.device,
+               r.loop_device);
 }
 
 std::string EbsDriver::Mount(const MountRequest& request) {
   Record r = LoadExisting(request.name);
-  if (!request.bind_mount.empty()) throw ConvoyError("BindMount is only supported by the vfs driver");
+  if (!request.bind_mount.empty())
+    throw ConvoyError("BindMount is only supported by the vfs driver");
   if (!request.read_write.empty() && request.read_write != "rw" && request.read_write != "ro") {
     throw ConvoyError("Invalid ReadWrite " + request.read_write + ": use rw or ro");
   }
@@ -315,7 +332,7 @@ std::string EbsDriver::Mount(const MountRequest& request) {
     throw ConvoyError("mount point " + request.mount_point + " is not an absolute path");
   }
   std::string target = request.mount_point.empty() ? config_.root + "/mounts/" + r.name
-                                                     : CleanPath(request.mount_point);
+                                                   : CleanPath(request.mount_point);
   nlohmann::json v = Describe(r.ebs_id);
   const nlohmann::json* a = AttachmentOf(v);
   if (a == nullptr || (*a)["InstanceId"] != config_.instance_id || (*a)["State"] != "attached") {
@@ -373,17 +390,21 @@ void EbsDriver::Delete(const std::string& name, bool reference_only) {
     // Only our own link, and only if it still points at our loop device.
     char target[256] = {};
     ssize_t n = ::readlink(r.device.c_str(), target, sizeof target - 1);
-    if (n > 0 && std::string(target, static_cast<size_t>(n)) == r.loop_device) ::unlink(r.device.c_str());
+    if (n > 0 && std::string(target, static_cast<size_t>(n)) == r.loop_device)
+      ::unlink(r.device.c_str());
   }
   ::unlink(RecordFile(name).c_str());
 }
 
-std::string EbsDriver::MountPoint(const std::string& name) { return LoadExisting(name).mount_point; }
+std::string EbsDriver::MountPoint(const std::string& name) {
+  return LoadExisting(name).mount_point;
+}
 
 InfoMap EbsDriver::InfoOf(const Record& r) const {
-  InfoMap info = {{"Device", r.device},        {"MountPoint", r.mount_point}, {"EBSVolumeID", r.ebs_id},
-                  {"KmsKeyId", ""},             {"VolumeName", r.name},        {"VolumeCreatedAt", r.created_time},
-                  {"FSType", r.fs_type},        {"Attached", r.attached ? "true" : "false"}};
+  InfoMap info = {{"Device", r.device},      {"MountPoint", r.mount_point},
+                  {"EBSVolumeID", r.ebs_id}, {"KmsKeyId", ""},
+                  {"VolumeName", r.name},    {"VolumeCreatedAt", r.created_time},
+                  {"FSType", r.fs_type},     {"Attached", r.attached ? "true" : "false"}};
   try {
     nlohmann::json v = Call("DescribeVolumes", {{"VolumeIds", {r.ebs_id}}})["Volumes"][0];
     info["AvailiablityZone"] = v["AvailabilityZone"];
@@ -414,7 +435,8 @@ std::map<std::string, std::shared_ptr<const VolumeListing>> EbsDriver::List() {
       continue;
     }
     std::string name = file.substr(kPrefix.size(), file.size() - kPrefix.size() - 5);
-    if (auto r = Load(name)) out[name] = std::make_shared<VolumeListing>(VolumeListing{InfoOf(*r), {}});
+    if (auto r = Load(name))
+      out[name] = std::make_shared<VolumeListing>(VolumeListing{InfoOf(*r), {}});
   }
   ::closedir(dir);
   return out;
@@ -434,7 +456,8 @@ void EbsDriver::Reconcile() {
       continue;
     }
     const nlohmann::json* a = AttachmentOf(v);
-    bool here = a != nullptr && (*a)["InstanceId"] == config_.instance_id && (*a)["State"] == "attached";
+    bool here =
+        a != nullptr && (*a)["InstanceId"] == config_.instance_id && (*a)["State"] == "attached";
     if (!here) {
       // Not attached here any more (failed over, detached): never remount.
       spdlog::info("reconcile {}: {} is no longer attached to {}; not remounting", name, r.ebs_id,
@@ -452,7 +475,8 @@ void EbsDriver::Reconcile() {
         MakeDirs(r.mount_point, 0755);
         MountOptions options;
         options.read_only = r.read_write == "ro";
-        mounter_.Mount(r.loop_device, r.mount_point, mounter_.ProbeFilesystem(r.loop_device), options);
+        mounter_.Mount(r.loop_device, r.mount_point, mounter_.ProbeFilesystem(r.loop_device),
+                       options);
         spdlog::info("reconcile {}: remounted at {}", name, r.mount_point);
       } catch (const std::exception& e) {
         spdlog::error("reconcile {}: remount at {}: {}", name, r.mount_point, e.what());

@@ -24,14 +24,14 @@
 namespace flexkit::fakes::convoy {
 
 struct EbsConfig {
-  std::string root;       // <state dir>/ebs: records and default mount points
-  std::string dev_dir;    // <state dir>/dev: the host's device links
+  std::string root;     // <state dir>/ebs: records and default mount points
+  std::string dev_dir;  // <state dir>/dev: the host's device links
   std::string cloud_socket;
   std::string instance_id;
   int64_t default_volume_size = 4LL << 30;
   std::string default_volume_type = "gp2";
-  int64_t wait_timeout_ms = 60000;   // for creating/attaching/detaching
-  int64_t busy_grace_ms = 2000;      // before a failover forces a busy detach
+  int64_t wait_timeout_ms = 60000;  // for creating/attaching/detaching
+  int64_t busy_grace_ms = 2000;     // before a failover forces a busy detach
 };
 
 class EbsDriver : public VolumeDriver {

@@ -2,8 +2,8 @@
 
 #include <strings.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 namespace flexkit::fakes::convoy {
@@ -19,12 +19,18 @@ struct Node {
 
 const char* KindName(Node::Kind k) {
   switch (k) {
-    case Node::kBool: return "bool";
-    case Node::kNumber: return "number";
-    case Node::kString: return "string";
-    case Node::kArray: return "array";
-    case Node::kObject: return "object";
-    default: return "null";
+    case Node::kBool:
+      return "bool";
+    case Node::kNumber:
+      return "number";
+    case Node::kString:
+      return "string";
+    case Node::kArray:
+      return "array";
+    case Node::kObject:
+      return "object";
+    default:
+      return "null";
   }
 }
 
@@ -67,8 +73,8 @@ class Parser {
 
  private:
   [[noreturn]] void Invalid(const std::string& context) {
-    throw SyntaxError{"invalid character " + QuoteChar(static_cast<unsigned char>(in_[pos_])) + " " +
-                      context};
+    throw SyntaxError{"invalid character " + QuoteChar(static_cast<unsigned char>(in_[pos_])) +
+                      " " + context};
   }
   [[noreturn]] void UnexpectedEof() { throw SyntaxError{"unexpected EOF"}; }
 
@@ -88,15 +94,28 @@ class Parser {
     char c = Peek();
     Node n;
     switch (c) {
-      case '{': ParseObject(n); return n;
-      case '[': ParseArray(n); return n;
+      case '{':
+        ParseObject(n);
+        return n;
+      case '[':
+        ParseArray(n);
+        return n;
       case '"':
         n.kind = Node::kString;
         n.text = ParseString();
         return n;
-      case 't': Literal("true"); n.kind = Node::kBool; n.boolean = true; return n;
-      case 'f': Literal("false"); n.kind = Node::kBool; return n;
-      case 'n': Literal("null"); return n;
+      case 't':
+        Literal("true");
+        n.kind = Node::kBool;
+        n.boolean = true;
+        return n;
+      case 'f':
+        Literal("false");
+        n.kind = Node::kBool;
+        return n;
+      case 'n':
+        Literal("null");
+        return n;
       default:
         if (c == '-' || (c >= '0' && c <= '9')) {
           n.kind = Node::kNumber;
@@ -205,14 +224,30 @@ class Parser {
       char e = Peek();
       ++pos_;
       switch (e) {
-        case '"': out.push_back('"'); break;
-        case '\\': out.push_back('\\'); break;
-        case '/': out.push_back('/'); break;
-        case 'b': out.push_back('\b'); break;
-        case 'f': out.push_back('\f'); break;
-        case 'n': out.push_back('\n'); break;
-        case 'r': out.push_back('\r'); break;
-        case 't': out.push_back('\t'); break;
+        case '"':
+          out.push_back('"');
+          break;
+        case '\\':
+          out.push_back('\\');
+          break;
+        case '/':
+          out.push_back('/');
+          break;
+        case 'b':
+          out.push_back('\b');
+          break;
+        case 'f':
+          out.push_back('\f');
+          break;
+        case 'n':
+          out.push_back('\n');
+          break;
+        case 'r':
+          out.push_back('\r');
+          break;
+        case 't':
+          out.push_back('\t');
+          break;
         case 'u': {
           uint32_t cp = Hex4();
           if (cp >= 0xD800 && cp < 0xDC00 && pos_ + 1 < in_.size() && in_[pos_] == '\\' &&
@@ -300,10 +335,14 @@ class Parser {
 
 const char* TypeName(GoType t) {
   switch (t) {
-    case GoType::kString: return "string";
-    case GoType::kInt64: return "int64";
-    case GoType::kBool: return "bool";
-    case GoType::kStringMap: return "map[string]string";
+    case GoType::kString:
+      return "string";
+    case GoType::kInt64:
+      return "int64";
+    case GoType::kBool:
+      return "bool";
+    case GoType::kStringMap:
+      return "map[string]string";
   }
   return "";
 }
@@ -355,8 +394,8 @@ GoDecodeResult GoDecode(std::string_view body, const GoStruct& type) {
   }
   auto type_error = [&](const std::string& value, const GoField& f, const char* go_type = nullptr) {
     if (!result.error) {
-      result.error = "json: cannot unmarshal " + value + " into Go struct field " + type.name + "." +
-                     f.name + " of type " + (go_type ? go_type : TypeName(f.type));
+      result.error = "json: cannot unmarshal " + value + " into Go struct field " + type.name +
+                     "." + f.name + " of type " + (go_type ? go_type : TypeName(f.type));
     }
   };
   for (const auto& [key, node] : root.members) {
@@ -426,7 +465,8 @@ void AppendGoQuoted(std::string& out, std::string_view s) {
   auto plain = [](unsigned char c) {
     return c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c != 0xE2;
   };
-  if (std::all_of(s.begin(), s.end(), [&](char c) { return plain(static_cast<unsigned char>(c)); })) {
+  if (std::all_of(s.begin(), s.end(),
+                  [&](char c) { return plain(static_cast<unsigned char>(c)); })) {
     out.push_back('"');
     out.append(s);
     out.push_back('"');
@@ -436,12 +476,23 @@ void AppendGoQuoted(std::string& out, std::string_view s) {
   for (size_t i = 0; i < s.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     switch (c) {
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\t': out += "\\t"; continue;
-      default: break;
+      case '"':
+        out += "\\\"";
+        continue;
+      case '\\':
+        out += "\\\\";
+        continue;
+      case '\n':
+        out += "\\n";
+        continue;
+      case '\r':
+        out += "\\r";
+        continue;
+      case '\t':
+        out += "\\t";
+        continue;
+      default:
+        break;
     }
     if (c < 0x20 || c == '<' || c == '>' || c == '&') {
       out += "\\u00";

@@ -62,8 +62,12 @@ std::string VolumeDir(const std::string& volume) {
 struct BackupRef {
   Location store;
   std::string backup, volume;
-  std::string cfg_relative() const { return VolumeDir(volume) + "/backups/backup_" + backup + ".cfg"; }
-  std::string blob() const { return store.dir + "/" + VolumeDir(volume) + "/blobs/" + backup + ".tar.gz"; }
+  std::string cfg_relative() const {
+    return VolumeDir(volume) + "/backups/backup_" + backup + ".cfg";
+  }
+  std::string blob() const {
+    return store.dir + "/" + VolumeDir(volume) + "/blobs/" + backup + ".tar.gz";
+  }
 };
 
 BackupRef ParseBackupUrl(const std::string& url) {
@@ -145,7 +149,9 @@ std::map<std::string, InfoMap> ListBackups(const std::string& dest_url,
   return out;
 }
 
-InfoMap InspectBackup(const std::string& backup_url) { return LoadRecord(ParseBackupUrl(backup_url)); }
+InfoMap InspectBackup(const std::string& backup_url) {
+  return LoadRecord(ParseBackupUrl(backup_url));
+}
 
 void DeleteBackup(const std::string& backup_url) {
   BackupRef ref = ParseBackupUrl(backup_url);

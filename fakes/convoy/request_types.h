@@ -28,17 +28,16 @@ inline const GoStruct kVolumeMount{"api.VolumeMountRequest",
                                     {"ReMount", GoType::kBool}}};
 inline const GoStruct kVolumeUmount{
     "api.VolumeUmountRequest", "VolumeUmountRequest", {{"VolumeName", GoType::kString}}};
-inline const GoStruct kVolumeDelete{"api.VolumeDeleteRequest",
-                                    "VolumeDeleteRequest",
-                                    {{"VolumeName", GoType::kString},
-                                     {"ReferenceOnly", GoType::kBool}}};
+inline const GoStruct kVolumeDelete{
+    "api.VolumeDeleteRequest",
+    "VolumeDeleteRequest",
+    {{"VolumeName", GoType::kString}, {"ReferenceOnly", GoType::kBool}}};
 inline const GoStruct kVolumeInspect{
     "api.VolumeInspectRequest", "VolumeInspectRequest", {{"VolumeName", GoType::kString}}};
-inline const GoStruct kSnapshotCreate{"api.SnapshotCreateRequest",
-                                      "SnapshotCreateRequest",
-                                      {{"Name", GoType::kString},
-                                       {"VolumeName", GoType::kString},
-                                       {"Verbose", GoType::kBool}}};
+inline const GoStruct kSnapshotCreate{
+    "api.SnapshotCreateRequest",
+    "SnapshotCreateRequest",
+    {{"Name", GoType::kString}, {"VolumeName", GoType::kString}, {"Verbose", GoType::kBool}}};
 inline const GoStruct kSnapshotDelete{
     "api.SnapshotDeleteRequest", "SnapshotDeleteRequest", {{"SnapshotName", GoType::kString}}};
 inline const GoStruct kSnapshotInspect{

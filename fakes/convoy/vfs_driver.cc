@@ -100,7 +100,8 @@ void VfsDriver::RefreshLocked() {
   }
   while (dirent* entry = ::readdir(dir)) {
     std::string file = entry->d_name;
-    if (file.size() < kSuffix.size() || file.compare(file.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0 ||
+    if (file.size() < kSuffix.size() ||
+        file.compare(file.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0 ||
         file[0] == '.') {
       continue;
     }
@@ -256,7 +257,8 @@ void VfsDriver::Delete(const std::string& name, bool reference_only) {
 std::string VfsDriver::Mount(const MountRequest& request) {
   Volume v = LoadExisting(request.name);
   if (request.bind_mount.empty()) {
-    if (!request.mount_point.empty()) throw ConvoyError("VFS doesn't support specified mount point");
+    if (!request.mount_point.empty())
+      throw ConvoyError("VFS doesn't support specified mount point");
     if (v.prepare_for_vm) {
       std::string image = v.path + "/disk.img";
       struct stat st {};
@@ -296,7 +298,8 @@ std::string VfsDriver::Mount(const MountRequest& request) {
     }
     MakeDirs(target, 0755);
     mounter_.Mount(v.path, target, "",
-                   {.bind = true, .recursive = request.bind_mount == "rbind",
+                   {.bind = true,
+                    .recursive = request.bind_mount == "rbind",
                     .read_only = request.read_write == "ro"});
   } catch (const ConvoyError&) {
     throw;
@@ -322,7 +325,9 @@ void VfsDriver::Umount(const std::string& name) {
   Save(v);
 }
 
-std::string VfsDriver::MountPoint(const std::string& name) { return LoadExisting(name).mount_point; }
+std::string VfsDriver::MountPoint(const std::string& name) {
+  return LoadExisting(name).mount_point;
+}
 
 std::optional<InfoMap> VfsDriver::VolumeInfo(const std::string& name) {
   auto v = Load(name);

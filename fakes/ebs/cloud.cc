@@ -63,8 +63,8 @@ std::vector<Cloud::Attachment>::iterator Cloud::AttachmentOfLocked(const std::st
 
 nlohmann::json Cloud::AttachmentJson(const Attachment& a) {
   std::string xvd = "/dev/xvd" + a.device.substr(7);  // what the instance sees
-  return {{"VolumeId", a.volume},       {"InstanceId", a.instance}, {"Device", a.device},
-          {"HostDevice", xvd},         {"State", a.state},         {"LoopDevice", a.loop_device}};
+  return {{"VolumeId", a.volume}, {"InstanceId", a.instance}, {"Device", a.device},
+          {"HostDevice", xvd},    {"State", a.state},         {"LoopDevice", a.loop_device}};
 }
 
 nlohmann::json Cloud::VolumeJsonLocked(const Volume& v) const {
@@ -72,8 +72,9 @@ nlohmann::json Cloud::VolumeJsonLocked(const Volume& v) const {
   for (const auto& a : attachments_) {
     if (a.volume == v.id) attachments.push_back(AttachmentJson(a));
   }
-  return {{"VolumeId", v.id},     {"Size", v.size_gib},          {"VolumeType", v.type},
-          {"Iops", v.iops},       {"AvailabilityZone", v.zone},  {"State", v.state},
+  return {{"VolumeId", v.id},           {"Size", v.size_gib},
+          {"VolumeType", v.type},       {"Iops", v.iops},
+          {"AvailabilityZone", v.zone}, {"State", v.state},
           {"Attachments", attachments}};
 }
 
@@ -81,17 +82,20 @@ nlohmann::json Cloud::CreateVolume(int64_t size_gib, const std::string& type, in
                                    const std::string& zone, bool stuck) {
   std::string t = type.empty() ? "gp2" : type;
   if (!kVolumeTypes.count(t)) {
-    throw Ec2Error("InvalidParameterValue", "Value (" + t + ") for parameter volumeType is invalid.");
+    throw Ec2Error("InvalidParameterValue",
+                   "Value (" + t + ") for parameter volumeType is invalid.");
   }
   if (size_gib < 1 || size_gib > 16384) {
     throw Ec2Error("InvalidParameterValue",
                    "Value (" + std::to_string(size_gib) + ") for parameter size is invalid.");
   }
   if (t == "io1" && iops <= 0) {
-    throw Ec2Error("InvalidParameterDependency", "The parameter iops must be specified for io1 volumes.");
+    throw Ec2Error("InvalidParameterDependency",
+                   "The parameter iops must be specified for io1 volumes.");
   }
   if (t != "io1" && iops != 0) {
-    throw Ec2Error("InvalidParameterDependency", "Parameter iops is not supported for " + t + " volumes.");
+    throw Ec2Error("InvalidParameterDependency",
+                   "Parameter iops is not supported for " + t + " volumes.");
   }
   std::string z = zone.empty() ? config_.availability_zone : zone;
   std::lock_guard lock(mutex_);
@@ -123,7 +127,8 @@ nlohmann::json Cloud::CreateVolume(int64_t size_gib, const std::string& type, in
   return VolumeJsonLocked(volumes_[v.id]);
 }
 
-nlohmann::json Cloud::DescribeVolumes(const std::vector<std::string>& ids, const std::string& attached_to) {
+nlohmann::json Cloud::DescribeVolumes(const std::vector<std::string>& ids,
+                                      const std::string& attached_to) {
   std::lock_guard lock(mutex_);
   AdvanceLocked();
   int64_t now = clock_.NowMs();
@@ -156,16 +161,17 @@ nlohmann::json Cloud::AttachVolume(const std::string& volume, const std::string&
   Volume& v = FindVolumeLocked(volume);
   Instance* inst = FindInstanceLocked(instance);
   if (inst == nullptr || inst->state == "terminated") {
-    throw Ec2Error("InvalidInstanceID.NotFound", "The instance ID '" + instance + "' does not exist");
+    throw Ec2Error("InvalidInstanceID.NotFound",
+                   "The instance ID '" + instance + "' does not exist");
   }
   if (AttachmentOfLocked(volume) != attachments_.end()) {
     throw Ec2Error("VolumeInUse", volume + " is already attached to an instance");
   }
   if (v.state != "available") throw Ec2Error("IncorrectState", volume + " is not 'available'.");
   if (v.zone != inst->zone) {
-    throw Ec2Error("InvalidVolume.ZoneMismatch", "The volume '" + volume +
-                                                     "' is not in the same availability zone as instance '" +
-                                                     instance + "'");
+    throw Ec2Error("InvalidVolume.ZoneMismatch",
+                   "The volume '" + volume +
+                       "' is not in the same availability zone as instance '" + instance + "'");
   }
   std::set<std::string> used;
   for (const auto& a : attachments_) {
@@ -174,8 +180,9 @@ nlohmann::json Cloud::AttachVolume(const std::string& volume, const std::string&
   std::string chosen = device;
   if (!chosen.empty()) {
     if (std::find(kDeviceNames.begin(), kDeviceNames.end(), chosen) == kDeviceNames.end()) {
-      throw Ec2Error("InvalidParameterValue", "Value (" + chosen + ") for parameter device is invalid. " +
-                                                  chosen + " is not a valid EBS device name.");
+      throw Ec2Error("InvalidParameterValue", "Value (" + chosen +
+                                                  ") for parameter device is invalid. " + chosen +
+                                                  " is not a valid EBS device name.");
     }
     if (used.count(chosen)) {
       throw Ec2Error("InvalidParameterValue", "Attachment point " + chosen + " is already in use");
@@ -188,8 +195,9 @@ nlohmann::json Cloud::AttachVolume(const std::string& volume, const std::string&
       }
     }
     if (chosen.empty()) {
-      throw Ec2Error("AttachmentLimitExceeded",
-                     "Instance " + instance + " already has the maximum of 11 EBS volumes attached");
+      throw Ec2Error(
+          "AttachmentLimitExceeded",
+          "Instance " + instance + " already has the maximum of 11 EBS volumes attached");
     }
   }
   Attachment a;
@@ -212,16 +220,17 @@ nlohmann::json Cloud::AttachVolume(const std::string& volume, const std::string&
   return AttachmentJson(*AttachmentOfLocked(volume));
 }
 
-nlohmann::json Cloud::DetachVolume(const std::string& volume, const std::string& instance, bool force,
-                                   bool stuck) {
+nlohmann::json Cloud::DetachVolume(const std::string& volume, const std::string& instance,
+                                   bool force, bool stuck) {
   std::lock_guard lock(mutex_);
   AdvanceLocked();
   Volume& v = FindVolumeLocked(volume);
   auto a = AttachmentOfLocked(volume);
   if (a == attachments_.end()) {
     if (!instance.empty()) {
-      throw Ec2Error("InvalidAttachment.NotFound", "Volume " + volume + " can not be detached from " +
-                                                       instance + " because it is not attached");
+      throw Ec2Error("InvalidAttachment.NotFound", "Volume " + volume +
+                                                       " can not be detached from " + instance +
+                                                       " because it is not attached");
     }
     throw Ec2Error("IncorrectState", "Volume '" + volume + "' is in the '" + v.state + "' state.");
   }
@@ -254,7 +263,8 @@ void Cloud::DeleteVolume(const std::string& volume) {
     throw Ec2Error("VolumeInUse", "Volume " + volume + " is currently attached to " + a->instance);
   }
   if (v.state != "available") {
-    throw Ec2Error("IncorrectState", "The volume '" + volume + "' is in the '" + v.state + "' state.");
+    throw Ec2Error("IncorrectState",
+                   "The volume '" + volume + "' is in the '" + v.state + "' state.");
   }
   v.state = "deleting";
   v.ready_at_ms = clock_.NowMs() + config_.transition_delay_ms;
@@ -268,7 +278,9 @@ nlohmann::json Cloud::DescribeInstances(const std::vector<std::string>& ids) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [id, inst] : instances_) {
     if (!ids.empty() && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
-    out.push_back({{"InstanceId", id}, {"Host", inst.host}, {"State", inst.state},
+    out.push_back({{"InstanceId", id},
+                   {"Host", inst.host},
+                   {"State", inst.state},
                    {"AvailabilityZone", inst.zone}});
   }
   for (const auto& id : ids) {
@@ -295,12 +307,14 @@ nlohmann::json Cloud::RunInstance(const std::string& host) {
 
 void Cloud::SetInstanceState(const std::string& instance, const std::string& state) {
   if (state != "running" && state != "stopped" && state != "terminated") {
-    throw Ec2Error("InvalidParameterValue", "Value (" + state + ") for parameter state is invalid.");
+    throw Ec2Error("InvalidParameterValue",
+                   "Value (" + state + ") for parameter state is invalid.");
   }
   std::lock_guard lock(mutex_);
   Instance* inst = FindInstanceLocked(instance);
   if (inst == nullptr) {
-    throw Ec2Error("InvalidInstanceID.NotFound", "The instance ID '" + instance + "' does not exist");
+    throw Ec2Error("InvalidInstanceID.NotFound",
+                   "The instance ID '" + instance + "' does not exist");
   }
   if (inst->state == "terminated" && state != "terminated") {
     throw Ec2Error("IncorrectInstanceState", "The instance '" + instance + "' is terminated.");
@@ -328,15 +342,18 @@ nlohmann::json Cloud::State() {
   nlohmann::json volumes = nlohmann::json::array(), instances = nlohmann::json::array();
   for (const auto& [id, v] : volumes_) volumes.push_back(VolumeJsonLocked(v));
   for (const auto& [id, i] : instances_) {
-    instances.push_back({{"InstanceId", id}, {"Host", i.host}, {"State", i.state},
-                         {"AvailabilityZone", i.zone}});
+    instances.push_back(
+        {{"InstanceId", id}, {"Host", i.host}, {"State", i.state}, {"AvailabilityZone", i.zone}});
   }
   nlohmann::json faults = nlohmann::json::object();
   for (const auto& [op, f] : faults_) {
-    faults[op] = {{"LatencyMs", f.latency_ms}, {"ErrorCode", f.error_code}, {"ErrorRate", f.error_rate},
-                  {"Count", f.count},          {"Stuck", f.stuck},           {"DropConnection", f.drop_connection}};
+    faults[op] = {{"LatencyMs", f.latency_ms}, {"ErrorCode", f.error_code},
+                  {"ErrorRate", f.error_rate}, {"Count", f.count},
+                  {"Stuck", f.stuck},          {"DropConnection", f.drop_connection}};
   }
-  return {{"Volumes", volumes}, {"Instances", instances}, {"Faults", faults},
+  return {{"Volumes", volumes},
+          {"Instances", instances},
+          {"Faults", faults},
           {"Violations", violations_}};
 }
 
@@ -359,7 +376,8 @@ std::optional<Fault> Cloud::TakeFault(const std::string& operation) {
   std::lock_guard lock(mutex_);
   auto it = faults_.find(operation);
   if (it == faults_.end() || it->second.count == 0) return std::nullopt;
-  if (std::uniform_real_distribution<double>(0, 1)(rng_) >= it->second.error_rate) return std::nullopt;
+  if (std::uniform_real_distribution<double>(0, 1)(rng_) >= it->second.error_rate)
+    return std::nullopt;
   Fault f = it->second;
   if (it->second.count > 0) --it->second.count;
   return f;
@@ -467,19 +485,30 @@ void Cloud::CommitLocked() {
   nlohmann::json volumes = nlohmann::json::array(), instances = nlohmann::json::array(),
                  attachments = nlohmann::json::array();
   for (const auto& [id, v] : volumes_) {
-    volumes.push_back({{"Id", v.id}, {"Type", v.type}, {"Zone", v.zone}, {"State", v.state},
-                       {"SizeGiB", v.size_gib}, {"Iops", v.iops}, {"Stuck", v.stuck}});
+    volumes.push_back({{"Id", v.id},
+                       {"Type", v.type},
+                       {"Zone", v.zone},
+                       {"State", v.state},
+                       {"SizeGiB", v.size_gib},
+                       {"Iops", v.iops},
+                       {"Stuck", v.stuck}});
   }
   for (const auto& [id, i] : instances_) {
     instances.push_back({{"Id", i.id}, {"Host", i.host}, {"State", i.state}, {"Zone", i.zone}});
   }
   for (const auto& a : attachments_) {
-    attachments.push_back({{"Volume", a.volume}, {"Instance", a.instance}, {"Device", a.device},
-                           {"State", a.state}, {"Loop", a.loop_device}, {"Force", a.force},
+    attachments.push_back({{"Volume", a.volume},
+                           {"Instance", a.instance},
+                           {"Device", a.device},
+                           {"State", a.state},
+                           {"Loop", a.loop_device},
+                           {"Force", a.force},
                            {"Stuck", a.stuck}});
   }
-  nlohmann::json state = {{"Volumes", volumes}, {"Instances", instances},
-                          {"Attachments", attachments}, {"Violations", violations_}};
+  nlohmann::json state = {{"Volumes", volumes},
+                          {"Instances", instances},
+                          {"Attachments", attachments},
+                          {"Violations", violations_}};
   WriteFileAtomically(config_.state_dir + "/state.json", state.dump() + "\n");
 }
 

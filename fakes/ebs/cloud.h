@@ -55,7 +55,8 @@ class Cloud {
   nlohmann::json CreateVolume(int64_t size_gib, const std::string& type, int64_t iops,
                               const std::string& zone, bool stuck = false);
   // By id (eventual consistency applies), or all (attached_to filters by instance).
-  nlohmann::json DescribeVolumes(const std::vector<std::string>& ids, const std::string& attached_to);
+  nlohmann::json DescribeVolumes(const std::vector<std::string>& ids,
+                                 const std::string& attached_to);
   nlohmann::json AttachVolume(const std::string& volume, const std::string& instance,
                               const std::string& device, bool stuck = false);
   nlohmann::json DetachVolume(const std::string& volume, const std::string& instance, bool force,

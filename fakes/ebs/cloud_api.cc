@@ -40,7 +40,8 @@ http::Response HandleCloudRequest(Cloud& cloud, const http::Request& request) {
       std::string op = path.substr(5);
       std::optional<Fault> fault = cloud.TakeFault(op);
       if (fault) {
-        if (fault->latency_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(fault->latency_ms));
+        if (fault->latency_ms > 0)
+          std::this_thread::sleep_for(std::chrono::milliseconds(fault->latency_ms));
         if (fault->drop_connection) {
           http::Response r;
           r.drop_connection = true;
@@ -53,11 +54,12 @@ http::Response HandleCloudRequest(Cloud& cloud, const http::Request& request) {
       bool stuck = fault && fault->stuck;
       if (op == "CreateVolume") {
         return Json(cloud.CreateVolume(body.value("Size", int64_t{0}), body.value("VolumeType", ""),
-                                       body.value("Iops", int64_t{0}), body.value("AvailabilityZone", ""),
-                                       stuck));
+                                       body.value("Iops", int64_t{0}),
+                                       body.value("AvailabilityZone", ""), stuck));
       }
       if (op == "DescribeVolumes") {
-        return Json({{"Volumes", cloud.DescribeVolumes(Strings(body, "VolumeIds"), body.value("AttachedTo", ""))}});
+        return Json({{"Volumes", cloud.DescribeVolumes(Strings(body, "VolumeIds"),
+                                                       body.value("AttachedTo", ""))}});
       }
       if (op == "AttachVolume") {
         return Json(cloud.AttachVolume(body.value("VolumeId", ""), body.value("InstanceId", ""),
@@ -87,8 +89,10 @@ http::Response HandleCloudRequest(Cloud& cloud, const http::Request& request) {
       auto slash = rest.find('/');
       if (slash != std::string::npos) {
         std::string id = rest.substr(0, slash), action = rest.substr(slash + 1);
-        std::string state = action == "start" ? "running" : action == "stop" ? "stopped"
-                            : action == "terminate" ? "terminated" : "";
+        std::string state = action == "start"       ? "running"
+                            : action == "stop"      ? "stopped"
+                            : action == "terminate" ? "terminated"
+                                                    : "";
         if (!state.empty()) {
           cloud.SetInstanceState(id, state);
           return Json({{"InstanceId", id}, {"State", state}});
@@ -118,7 +122,10 @@ http::Response HandleCloudRequest(Cloud& cloud, const http::Request& request) {
   } catch (const nlohmann::json::exception& e) {
     return Ec2ErrorResponse("InvalidParameterValue", std::string("bad field type: ") + e.what());
   }
-  return Json({{"Error", {{"Code", "InvalidAction"}, {"Message", "no such route: " + request.method + " " + path}}}}, 404);
+  return Json(
+      {{"Error",
+        {{"Code", "InvalidAction"}, {"Message", "no such route: " + request.method + " " + path}}}},
+      404);
 }
 
 }  // namespace flexkit::fakes::ebs

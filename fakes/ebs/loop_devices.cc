@@ -122,7 +122,9 @@ class SystemLoopDevices : public LoopDevices {
 
 }  // namespace
 
-std::unique_ptr<LoopDevices> MakeSystemLoopDevices() { return std::make_unique<SystemLoopDevices>(); }
+std::unique_ptr<LoopDevices> MakeSystemLoopDevices() {
+  return std::make_unique<SystemLoopDevices>();
+}
 
 std::string FakeLoopDevices::Attach(const std::string& backing_file) {
   std::lock_guard lock(mutex_);
@@ -133,7 +135,8 @@ std::string FakeLoopDevices::Attach(const std::string& backing_file) {
 
 void FakeLoopDevices::Detach(const std::string& device) {
   std::lock_guard lock(mutex_);
-  if (devices_.erase(device) == 0) throw std::runtime_error("LOOP_CLR_FD " + device + ": No such device");
+  if (devices_.erase(device) == 0)
+    throw std::runtime_error("LOOP_CLR_FD " + device + ": No such device");
   in_use_.erase(device);
 }
 

@@ -20,7 +20,8 @@ std::optional<std::string> Request::QueryParam(std::string_view name) const {
     auto eq = pair.find('=');
     std::string_view key = pair.substr(0, eq);
     if (key != name) continue;
-    std::string_view value = eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+    std::string_view value =
+        eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
     auto decoded = PercentDecode(value);
     return decoded ? *decoded : std::string(value);
   }
@@ -30,7 +31,8 @@ std::optional<std::string> Request::QueryParam(std::string_view name) const {
 Response GoError(int status, std::string_view message) {
   Response r;
   r.status = status;
-  r.headers = {{"Content-Type", "text/plain; charset=utf-8"}, {"X-Content-Type-Options", "nosniff"}};
+  r.headers = {{"Content-Type", "text/plain; charset=utf-8"},
+               {"X-Content-Type-Options", "nosniff"}};
   r.body = std::string(message) + "\n";
   return r;
 }
@@ -67,17 +69,28 @@ std::optional<std::string> PercentDecode(std::string_view s) {
 
 std::string_view ReasonPhrase(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 301: return "Moved Permanently";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 409: return "Conflict";
-    case 413: return "Request Entity Too Large";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Unknown";
+    case 200:
+      return "OK";
+    case 301:
+      return "Moved Permanently";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 409:
+      return "Conflict";
+    case 413:
+      return "Request Entity Too Large";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Unknown";
   }
 }
 

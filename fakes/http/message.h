@@ -14,8 +14,8 @@ using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
 struct Request {
   std::string method;
-  std::string target;  // the request-target exactly as sent (RequestURI)
-  std::string path;    // the path of the target, percent-decoded
+  std::string target;    // the request-target exactly as sent (RequestURI)
+  std::string path;      // the path of the target, percent-decoded
   std::string raw_path;  // the path of the target as sent
   std::string query;     // after '?', without it; empty when absent
   HeaderList headers;

@@ -97,8 +97,8 @@ bool HasHeader(const HeaderList& headers, std::string_view name) {
 
 std::string Serialize(const Response& r, bool head, bool close) {
   constexpr size_t kGoChunkingThreshold = 2048;  // net/http's bufferBeforeChunkingSize
-  std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " +
-                    std::string(ReasonPhrase(r.status)) + "\r\n";
+  std::string out =
+      "HTTP/1.1 " + std::to_string(r.status) + " " + std::string(ReasonPhrase(r.status)) + "\r\n";
   for (const auto& [k, v] : r.headers) out += k + ": " + v + "\r\n";
   if (r.add_date) out += "Date: " + HttpDate() + "\r\n";
   bool sniff = !r.body.empty() && !HasHeader(r.headers, "Content-Type");
@@ -189,14 +189,15 @@ void UnixServer::Start() {
                                ": a live server is answering on it; stop it first");
     }
     if (err != ECONNREFUSED && err != ENOENT) {
-      throw std::runtime_error("listen on unix socket " + path + ": probing the existing socket: " +
-                               std::strerror(err));
+      throw std::runtime_error("listen on unix socket " + path +
+                               ": probing the existing socket: " + std::strerror(err));
     }
     ::unlink(path.c_str());  // stale: nobody listens on it
   }
 
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) throw std::runtime_error(std::string("socket(AF_UNIX): ") + std::strerror(errno));
+  if (listen_fd_ < 0)
+    throw std::runtime_error(std::string("socket(AF_UNIX): ") + std::strerror(errno));
   if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::chmod(path.c_str(), options_.socket_mode) != 0 || ::listen(listen_fd_, SOMAXCONN) != 0) {
     int err = errno;
@@ -289,7 +290,8 @@ void UnixServer::Serve(Connection& connection) {
       } else if (ec == bhttp::error::body_limit) {
         SendAll(connection.fd, GoProtocolError(413, ""));
       } else if (ec != bhttp::error::end_of_stream && ec != boost::asio::error::eof &&
-                 ec != bhttp::error::partial_message && ec.category() != boost::system::system_category()) {
+                 ec != bhttp::error::partial_message &&
+                 ec.category() != boost::system::system_category()) {
         SendAll(connection.fd, GoProtocolError(400, ""));
       }
       return;

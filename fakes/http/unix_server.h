@@ -22,7 +22,7 @@ using Handler = std::function<Response(const Request&)>;
 struct ServerOptions {
   std::string socket_path;
   unsigned socket_mode = 0600;
-  size_t max_body_bytes = 16u << 20;             // larger bodies get 413, unread
+  size_t max_body_bytes = 16u << 20;            // larger bodies get 413, unread
   size_t max_header_bytes = (1u << 20) + 4096;  // Go's default limit, then 431
 };
 

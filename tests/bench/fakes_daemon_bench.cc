@@ -6,9 +6,8 @@
 //   2. 64 concurrent clients x 1,000 inspects: errors (must be 0), p50, p99.
 //   3. GET /v1/volumes/list with 10,000 vfs volumes: median of 5. Target <= 50 ms.
 // Targets are enforced (exit 1) only in unsanitized builds.
-#include <sys/stat.h>
-
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -33,15 +32,17 @@ namespace {
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 std::unique_ptr<FakeProcess> StartDaemon(const std::string& dir) {
-  return std::make_unique<FakeProcess>(std::vector<std::string>{
-      ConvoyFakeBinary(), "daemon", "--socket", dir + "/convoy.sock", "--state-dir", dir + "/root",
-      "--vfs-path", dir + "/vfs"});
+  return std::make_unique<FakeProcess>(
+      std::vector<std::string>{ConvoyFakeBinary(), "daemon", "--socket", dir + "/convoy.sock",
+                               "--state-dir", dir + "/root", "--vfs-path", dir + "/vfs"});
 }
 
-double RequestsPerSecond(const std::string& socket, const std::string& method, const std::string& path,
-                         const std::optional<std::string>& body, int count) {
+double RequestsPerSecond(const std::string& socket, const std::string& method,
+                         const std::string& path, const std::optional<std::string>& body,
+                         int count) {
   HttpConnection c(socket);
-  std::string request = flexkit::fakes::testing::BuildRequest(method, path, body, "Convoy-Client/1");
+  std::string request =
+      flexkit::fakes::testing::BuildRequest(method, path, body, "Convoy-Client/1");
   auto start = Clock::now();
   for (int i = 0; i < count; ++i) {
     c.Send(request);
@@ -79,8 +80,9 @@ int main() {
   RequestsPerSecond(socket, "GET", "/v1/volumes/", inspect, 2000);  // warm-up
   double baseline = RequestsPerSecond(socket, "GET", "/v1/info", std::nullopt, 20000);
   double rps = RequestsPerSecond(socket, "GET", "/v1/volumes/", inspect, 20000);
-  std::printf("inspect, one keep-alive connection: %.0f requests/s (info baseline %.0f/s, ratio %.2f)\n", rps,
-              baseline, baseline > 0 ? rps / baseline : 0);
+  std::printf(
+      "inspect, one keep-alive connection: %.0f requests/s (info baseline %.0f/s, ratio %.2f)\n",
+      rps, baseline, baseline > 0 ? rps / baseline : 0);
   if (enforce && rps < 10000) {
     std::printf("FAIL: below 10,000 requests/s\n");
     ok = false;
@@ -96,7 +98,8 @@ int main() {
     threads.emplace_back([&, t] {
       try {
         HttpConnection c(socket);
-        std::string request = flexkit::fakes::testing::BuildRequest("GET", "/v1/volumes/", inspect, "Convoy-Client/1");
+        std::string request = flexkit::fakes::testing::BuildRequest("GET", "/v1/volumes/", inspect,
+                                                                    "Convoy-Client/1");
         latencies[t].reserve(kRequests);
         for (int i = 0; i < kRequests; ++i) {
           auto begin = Clock::now();
@@ -114,9 +117,12 @@ int main() {
   std::vector<double> all;
   for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
   std::sort(all.begin(), all.end());
-  auto pct = [&](double p) { return all.empty() ? 0 : all[static_cast<size_t>(p * (all.size() - 1))]; };
-  std::printf("64 clients x 1,000 inspects: %d errors, %.0f requests/s overall, p50 %.2f ms, p99 %.2f ms\n",
-              errors.load(), all.size() / wall, pct(0.50), pct(0.99));
+  auto pct = [&](double p) {
+    return all.empty() ? 0 : all[static_cast<size_t>(p * (all.size() - 1))];
+  };
+  std::printf(
+      "64 clients x 1,000 inspects: %d errors, %.0f requests/s overall, p50 %.2f ms, p99 %.2f ms\n",
+      errors.load(), all.size() / wall, pct(0.50), pct(0.99));
   if (errors != 0 || all.size() != size_t{kClients} * kRequests) ok = false;
 
   // 3. List with 10,000 volumes: records written straight to the shared

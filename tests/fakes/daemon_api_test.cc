@@ -8,8 +8,8 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "tests/fakes/fake_process.h"
@@ -30,12 +30,14 @@ bool Exists(const std::string& path) {
 class FakesDaemonApi : public ::testing::Test {
  protected:
   std::vector<std::string> Args(const std::vector<std::string>& extra = {}) const {
-    std::vector<std::string> args = {ConvoyFakeBinary(), "daemon", "--socket", Socket(), "--state-dir",
-                                     Path("root"), "--vfs-path", Path("vfs")};
+    std::vector<std::string> args = {ConvoyFakeBinary(), "daemon",     "--socket",   Socket(),
+                                     "--state-dir",      Path("root"), "--vfs-path", Path("vfs")};
     args.insert(args.end(), extra.begin(), extra.end());
     return args;
   }
-  void Start(const std::vector<std::string>& extra = {}) { daemon_ = std::make_unique<FakeProcess>(Args(extra)); }
+  void Start(const std::vector<std::string>& extra = {}) {
+    daemon_ = std::make_unique<FakeProcess>(Args(extra));
+  }
   void TearDown() override {
     if (daemon_ && daemon_->running()) {
       EXPECT_EQ(0, daemon_->Stop());
@@ -78,8 +80,10 @@ TEST_F(FakesDaemonApi, EveryRouteAnswersBareAndUnderAnyVersionPrefix) {
   };
   for (const std::string prefix : {"", "/v1", "/v42", "/v1.0"}) {
     for (const auto& r : routes) {
-      RawResponse got = Call(r.method, prefix + r.path, r.body.empty() ? std::nullopt : std::optional(r.body));
-      EXPECT_EQ(std::string::npos, got.body.find("Handler not found")) << r.method << " " << prefix << r.path;
+      RawResponse got =
+          Call(r.method, prefix + r.path, r.body.empty() ? std::nullopt : std::optional(r.body));
+      EXPECT_EQ(std::string::npos, got.body.find("Handler not found"))
+          << r.method << " " << prefix << r.path;
       EXPECT_NE(404, got.status) << r.method << " " << prefix << r.path << ": " << got.body;
       RawResponse mismatch = Call(r.method, prefix + r.path, r.body, "Convoy-Client/3");
       EXPECT_EQ(404, mismatch.status);
@@ -157,8 +161,8 @@ TEST_F(FakesDaemonApi, ReadyLineAndLogFileInTheStateDir) {
 TEST_F(FakesDaemonApi, BodyOver16MiBIsRefusedUnreadAndNothingChanges) {
   Start();
   HttpConnection c(Socket());
-  c.Send("POST /v1/volumes/create HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string((16 << 20) + 1) +
-         "\r\n\r\n{\"Name\":\"huge\"");
+  c.Send("POST /v1/volumes/create HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+         std::to_string((16 << 20) + 1) + "\r\n\r\n{\"Name\":\"huge\"");
   RawResponse r = c.Read();
   EXPECT_EQ(413, r.status);
   EXPECT_EQ("{}", Call("GET", "/v1/volumes/list").body);
@@ -169,7 +173,8 @@ TEST_F(FakesDaemonApi, HeaderFloodGets431AndTheServerKeepsServing) {
   Start();
   HttpConnection c(Socket());
   std::string flood = "GET /v1/info HTTP/1.1\r\nHost: x\r\n";
-  for (int i = 0; i < 30000; ++i) flood += "X-Flood-" + std::to_string(i) + ": " + std::string(40, 'y') + "\r\n";
+  for (int i = 0; i < 30000; ++i)
+    flood += "X-Flood-" + std::to_string(i) + ": " + std::string(40, 'y') + "\r\n";
   try {
     c.Send(flood + "\r\n");
   } catch (const std::exception&) {
@@ -189,7 +194,8 @@ TEST_F(FakesDaemonApi, MalformedJsonChangesNothingAndServingGoesOn) {
 
 TEST_F(FakesDaemonApi, NamesThatEscapeTheDaemonDirectoriesAreRefusedAndTouchNothing) {
   Start();
-  for (const std::string name : {"../../etc", "/etc", "..", ".", "../vfs-sibling", "config", "a/../../x"}) {
+  for (const std::string name :
+       {"../../etc", "/etc", "..", ".", "../vfs-sibling", "config", "a/../../x"}) {
     RawResponse r = Call("POST", "/v1/volumes/create", json({{"Name", name}}).dump());
     EXPECT_EQ(400, r.status) << name;
     EXPECT_EQ("Invalid name " + name + "\n", r.body);
@@ -217,7 +223,8 @@ TEST_F(FakesDaemonApi, MetadataIsWrittenAtomicallyAndSurvivesARestart) {
   json j = json::parse(record);
   EXPECT_EQ(Path("vfs/keep"), j["MountPoint"]);
   Start();
-  json info = json::parse(Call("GET", "/v1/volumes/", std::string(R"({"VolumeName":"keep"})")).body);
+  json info =
+      json::parse(Call("GET", "/v1/volumes/", std::string(R"({"VolumeName":"keep"})")).body);
   EXPECT_EQ(Path("vfs/keep"), info["MountPoint"]);
 }
 
@@ -229,10 +236,14 @@ TEST_F(FakesDaemonApi, ConcurrentClientsOnDistinctVolumesAllSucceed) {
     clients.emplace_back([&, t] {
       for (int i = 0; i < 10; ++i) {
         std::string name = "c" + std::to_string(t) + "-" + std::to_string(i);
-        if (Call("POST", "/v1/volumes/create", json({{"Name", name}}).dump()).body != name) ++failures;
-        if (Call("POST", "/v1/volumes/mount", json({{"VolumeName", name}}).dump()).status != 200) ++failures;
-        if (Call("POST", "/v1/volumes/umount", json({{"VolumeName", name}}).dump()).status != 200) ++failures;
-        if (i % 2 == 0 && Call("DELETE", "/v1/volumes/", json({{"VolumeName", name}}).dump()).status != 200) {
+        if (Call("POST", "/v1/volumes/create", json({{"Name", name}}).dump()).body != name)
+          ++failures;
+        if (Call("POST", "/v1/volumes/mount", json({{"VolumeName", name}}).dump()).status != 200)
+          ++failures;
+        if (Call("POST", "/v1/volumes/umount", json({{"VolumeName", name}}).dump()).status != 200)
+          ++failures;
+        if (i % 2 == 0 &&
+            Call("DELETE", "/v1/volumes/", json({{"VolumeName", name}}).dump()).status != 200) {
           ++failures;
         }
       }
@@ -268,23 +279,35 @@ TEST_F(FakesDaemonApi, BindMountExtensionMountsForRealReadOnlyAndRemounts) {
   ASSERT_EQ(200, Call("POST", "/v1/volumes/create", std::string(R"({"Name":"shared"})")).status);
   std::string mp1 = Path("pods/one"), mp2 = Path("pods/two");
   RawResponse r = Call("POST", "/v1/volumes/mount",
-                       json({{"VolumeName", "shared"}, {"MountPoint", mp1}, {"BindMount", "bind"}, {"ReadWrite", "ro"}}).dump());
+                       json({{"VolumeName", "shared"},
+                             {"MountPoint", mp1},
+                             {"BindMount", "bind"},
+                             {"ReadWrite", "ro"}})
+                           .dump());
   ASSERT_EQ(200, r.status) << r.body;
   EXPECT_EQ(mp1, r.body);
   std::string ns = std::to_string(daemon_->pid());
-  auto write = flexkit::testing::RunProcess({"/usr/bin/nsenter", "--target", ns, "--mount", "/bin/sh", "-c",
-                                             "echo x > " + mp1 + "/f"});
+  auto write = flexkit::testing::RunProcess(
+      {"/usr/bin/nsenter", "--target", ns, "--mount", "/bin/sh", "-c", "echo x > " + mp1 + "/f"});
   EXPECT_NE(0, write.exit_code) << "a read-only bind mount must refuse writes";
-  RawResponse refused = Call("POST", "/v1/volumes/mount",
-                             json({{"VolumeName", "shared"}, {"MountPoint", mp2}, {"BindMount", "bind"}}).dump());
-  EXPECT_EQ("Volume shared was already mounted at " + mp1 + ", but asked to mount at " + mp2 + "\n", refused.body);
+  RawResponse refused =
+      Call("POST", "/v1/volumes/mount",
+           json({{"VolumeName", "shared"}, {"MountPoint", mp2}, {"BindMount", "bind"}}).dump());
+  EXPECT_EQ("Volume shared was already mounted at " + mp1 + ", but asked to mount at " + mp2 + "\n",
+            refused.body);
   RawResponse moved = Call("POST", "/v1/volumes/mount",
-                           json({{"VolumeName", "shared"}, {"MountPoint", mp2}, {"BindMount", "rbind"}, {"ReMount", true}}).dump());
+                           json({{"VolumeName", "shared"},
+                                 {"MountPoint", mp2},
+                                 {"BindMount", "rbind"},
+                                 {"ReMount", true}})
+                               .dump());
   ASSERT_EQ(200, moved.status) << moved.body;
-  auto wrote = flexkit::testing::RunProcess({"/usr/bin/nsenter", "--target", ns, "--mount", "/bin/sh", "-c",
-                                             "echo y > " + mp2 + "/f && cat " + Path("vfs/shared/f")});
+  auto wrote =
+      flexkit::testing::RunProcess({"/usr/bin/nsenter", "--target", ns, "--mount", "/bin/sh", "-c",
+                                    "echo y > " + mp2 + "/f && cat " + Path("vfs/shared/f")});
   EXPECT_EQ("y\n", wrote.out);
-  ASSERT_EQ(200, Call("POST", "/v1/volumes/umount", std::string(R"({"VolumeName":"shared"})")).status);
+  ASSERT_EQ(200,
+            Call("POST", "/v1/volumes/umount", std::string(R"({"VolumeName":"shared"})")).status);
   std::ifstream mountinfo("/proc/" + ns + "/mountinfo");
   std::string all((std::istreambuf_iterator<char>(mountinfo)), std::istreambuf_iterator<char>());
   EXPECT_EQ(std::string::npos, all.find(Path("pods"))) << "left a mount behind";

@@ -32,7 +32,9 @@ class FakesEbsCloud : public ::testing::Test {
     }
   }
   std::string Instance(const std::string& host) { return cloud_->RunInstance(host)["InstanceId"]; }
-  std::string Volume(int64_t gib = 1) { return cloud_->CreateVolume(gib, "gp2", 0, "")["VolumeId"]; }
+  std::string Volume(int64_t gib = 1) {
+    return cloud_->CreateVolume(gib, "gp2", 0, "")["VolumeId"];
+  }
   json Describe(const std::string& id) { return cloud_->DescribeVolumes({id}, "")[0]; }
   std::string ErrorCode(const std::function<void()>& f) {
     try {
@@ -90,10 +92,13 @@ TEST_F(FakesEbsCloud, TypeAndIopsRulesGiveEc2Errors) {
   cloud_ = MakeCloud();
   EXPECT_EQ("InvalidParameterValue", ErrorCode([&] { cloud_->CreateVolume(1, "gp9", 0, ""); }));
   EXPECT_EQ("InvalidParameterValue", ErrorCode([&] { cloud_->CreateVolume(0, "gp2", 0, ""); }));
-  EXPECT_EQ("InvalidParameterDependency", ErrorCode([&] { cloud_->CreateVolume(1, "io1", 0, ""); }));
-  EXPECT_EQ("InvalidParameterDependency", ErrorCode([&] { cloud_->CreateVolume(1, "gp2", 100, ""); }));
+  EXPECT_EQ("InvalidParameterDependency",
+            ErrorCode([&] { cloud_->CreateVolume(1, "io1", 0, ""); }));
+  EXPECT_EQ("InvalidParameterDependency",
+            ErrorCode([&] { cloud_->CreateVolume(1, "gp2", 100, ""); }));
   EXPECT_EQ("io1", cloud_->CreateVolume(4, "io1", 100, "")["VolumeType"]);
-  for (const char* t : {"standard", "st1", "sc1"}) EXPECT_EQ(t, cloud_->CreateVolume(1, t, 0, "")["VolumeType"]);
+  for (const char* t : {"standard", "st1", "sc1"})
+    EXPECT_EQ(t, cloud_->CreateVolume(1, t, 0, "")["VolumeType"]);
 }
 
 TEST_F(FakesEbsCloud, AttachGoesAttachingThenAttachedAndVolumeInUse) {
@@ -136,18 +141,22 @@ TEST_F(FakesEbsCloud, AskedDeviceAlreadyUsedIsInvalidParameterValue) {
   cloud_ = MakeCloud();
   std::string i = Instance("a");
   cloud_->AttachVolume(Volume(), i, "/dev/sdh");
-  EXPECT_EQ("InvalidParameterValue", ErrorCode([&] { cloud_->AttachVolume(Volume(), i, "/dev/sdh"); }));
-  EXPECT_EQ("InvalidParameterValue", ErrorCode([&] { cloud_->AttachVolume(Volume(), i, "/dev/sda1"); }));
+  EXPECT_EQ("InvalidParameterValue",
+            ErrorCode([&] { cloud_->AttachVolume(Volume(), i, "/dev/sdh"); }));
+  EXPECT_EQ("InvalidParameterValue",
+            ErrorCode([&] { cloud_->AttachVolume(Volume(), i, "/dev/sda1"); }));
 }
 
 TEST_F(FakesEbsCloud, UnknownOrTerminatedInstanceIsInvalidInstanceIdNotFound) {
   cloud_ = MakeCloud();
   std::string v = Volume();
-  EXPECT_EQ("InvalidInstanceID.NotFound", ErrorCode([&] { cloud_->AttachVolume(v, "i-00000000000000000", ""); }));
+  EXPECT_EQ("InvalidInstanceID.NotFound",
+            ErrorCode([&] { cloud_->AttachVolume(v, "i-00000000000000000", ""); }));
   std::string i = Instance("a");
   cloud_->SetInstanceState(i, "terminated");
   EXPECT_EQ("InvalidInstanceID.NotFound", ErrorCode([&] { cloud_->AttachVolume(v, i, ""); }));
-  EXPECT_EQ("InvalidVolume.NotFound", ErrorCode([&] { cloud_->AttachVolume("vol-00000000000000000", i, ""); }));
+  EXPECT_EQ("InvalidVolume.NotFound",
+            ErrorCode([&] { cloud_->AttachVolume("vol-00000000000000000", i, ""); }));
 }
 
 TEST_F(FakesEbsCloud, DetachGoesDetachingThenAvailableAndReleasesTheLoopDevice) {

@@ -76,9 +76,11 @@ class FakesEbsIntegration : public ::testing::Test {
 
   std::string Path(const std::string& name) const { return dir_.path() + "/" + name; }
 
-  json Admin(const std::string& method, const std::string& path, const json& body = json::object()) {
+  json Admin(const std::string& method, const std::string& path,
+             const json& body = json::object()) {
     HttpConnection c(Path("cloud.sock"));
-    RawResponse r = c.Request(method, path, method == "GET" ? std::nullopt : std::optional(body.dump()));
+    RawResponse r =
+        c.Request(method, path, method == "GET" ? std::nullopt : std::optional(body.dump()));
     EXPECT_EQ(200, r.status) << path << ": " << r.body;
     return json::parse(r.body);
   }
@@ -88,8 +90,8 @@ class FakesEbsIntegration : public ::testing::Test {
     std::string instance = Admin("POST", "/admin/instances", {{"Host", host}})["InstanceId"];
     daemons_[host] = std::make_unique<FakeProcess>(std::vector<std::string>{
         "/usr/bin/unshare", "--mount", "--propagation", "private", ConvoyFakeBinary(), "daemon",
-        "--socket", Path(host + ".sock"), "--state-dir", Path(host), "--drivers", "ebs",
-        "--cloud", Path("cloud.sock"), "--instance-id", instance, "--host", host});
+        "--socket", Path(host + ".sock"), "--state-dir", Path(host), "--drivers", "ebs", "--cloud",
+        Path("cloud.sock"), "--instance-id", instance, "--host", host});
     instances_[host] = instance;
     return instance;
   }
@@ -103,33 +105,37 @@ class FakesEbsIntegration : public ::testing::Test {
   // Runs a shell command inside the host daemon's mount namespace.
   flexkit::testing::ProcessResult InHost(const std::string& host, const std::string& command) {
     return flexkit::testing::RunProcess({"/usr/bin/nsenter", "--target",
-                                         std::to_string(daemons_[host]->pid()), "--mount", "/bin/sh",
-                                         "-c", command});
+                                         std::to_string(daemons_[host]->pid()), "--mount",
+                                         "/bin/sh", "-c", command});
   }
 
   std::string CreateAndMount(const std::string& host, const json& create) {
     RawResponse created = Convoy(host, "POST", "/v1/volumes/create", create);
     EXPECT_EQ(200, created.status) << created.body;
-    RawResponse mounted = Convoy(host, "POST", "/v1/volumes/mount", {{"VolumeName", create["Name"]}});
+    RawResponse mounted =
+        Convoy(host, "POST", "/v1/volumes/mount", {{"VolumeName", create["Name"]}});
     EXPECT_EQ(200, mounted.status) << mounted.body;
     return mounted.body;
   }
 
   void Lifecycle(const std::string& fs) {
     StartHost("a");
-    RawResponse created = Convoy("a", "POST", "/v1/volumes/create",
-                                 {{"Name", "data"}, {"Size", 512LL << 20}, {"FSType", fs}, {"Verbose", true}});
+    RawResponse created =
+        Convoy("a", "POST", "/v1/volumes/create",
+               {{"Name", "data"}, {"Size", 512LL << 20}, {"FSType", fs}, {"Verbose", true}});
     ASSERT_EQ(200, created.status) << created.body;
     json info = json::parse(created.body)["DriverInfo"];
     EXPECT_EQ(Path("a") + "/dev/xvdf", info["Device"]);
     EXPECT_EQ("in-use", info["State"]);
-    auto blkid = flexkit::testing::RunProcess({"/sbin/blkid", "-o", "value", "-s", "TYPE", info["Device"]});
+    auto blkid =
+        flexkit::testing::RunProcess({"/sbin/blkid", "-o", "value", "-s", "TYPE", info["Device"]});
     EXPECT_EQ(fs + "\n", blkid.out);
     RawResponse mounted = Convoy("a", "POST", "/v1/volumes/mount", {{"VolumeName", "data"}});
     ASSERT_EQ(200, mounted.status) << mounted.body;
     std::string mp = mounted.body;
     EXPECT_EQ(std::vector<std::string>{mp}, MountsUnder(daemons_["a"]->pid(), dir_.path()));
-    EXPECT_TRUE(MountsUnder(::getpid(), dir_.path()).empty()) << "mounted outside the private namespace";
+    EXPECT_TRUE(MountsUnder(::getpid(), dir_.path()).empty())
+        << "mounted outside the private namespace";
     auto wrote = InHost("a", "echo hello > " + mp + "/f && sync && cat " + mp + "/f");
     EXPECT_EQ("hello\n", wrote.out) << wrote.err;
     EXPECT_EQ(200, Convoy("a", "POST", "/v1/volumes/umount", {{"VolumeName", "data"}}).status);
@@ -154,10 +160,14 @@ TEST_F(FakesEbsIntegration, AnotherFilesystemOnTheDeviceIsAnErrorNeverAReformat)
   std::string mp = CreateAndMount("a", {{"Name", "first"}, {"Size", 512LL << 20}});
   InHost("a", "echo kept > " + mp + "/f && sync");
   ASSERT_EQ(200, Convoy("a", "POST", "/v1/volumes/umount", {{"VolumeName", "first"}}).status);
-  std::string id = json::parse(Convoy("a", "GET", "/v1/volumes/", {{"VolumeName", "first"}}).body)["DriverInfo"]["EBSVolumeID"];
-  ASSERT_EQ(200, Convoy("a", "DELETE", "/v1/volumes/", {{"VolumeName", "first"}, {"ReferenceOnly", true}}).status);
-  RawResponse refused = Convoy("a", "POST", "/v1/volumes/create",
-                               {{"Name", "second"}, {"DriverName", "ebs"}, {"DriverVolumeID", id}, {"FSType", "xfs"}});
+  std::string id = json::parse(Convoy("a", "GET", "/v1/volumes/", {{"VolumeName", "first"}})
+                                   .body)["DriverInfo"]["EBSVolumeID"];
+  ASSERT_EQ(
+      200, Convoy("a", "DELETE", "/v1/volumes/", {{"VolumeName", "first"}, {"ReferenceOnly", true}})
+               .status);
+  RawResponse refused = Convoy(
+      "a", "POST", "/v1/volumes/create",
+      {{"Name", "second"}, {"DriverName", "ebs"}, {"DriverVolumeID", id}, {"FSType", "xfs"}});
   EXPECT_EQ(400, refused.status);
   EXPECT_NE(std::string::npos, refused.body.find("refusing to reformat")) << refused.body;
   EXPECT_TRUE(Ec2("DescribeVolumes", {{"VolumeIds", {id}}})["Volumes"][0]["Attachments"].empty())
@@ -174,12 +184,15 @@ TEST_F(FakesEbsIntegration, FailoverFromAStoppedInstanceKeepsTheDataAndALateDeta
   std::string b = StartHost("b");
   std::string mp = CreateAndMount("a", {{"Name", "pv1"}, {"Size", 512LL << 20}});
   ASSERT_EQ("", InHost("a", "echo precious > " + mp + "/data && sync").err);
-  std::string id = json::parse(Convoy("a", "GET", "/v1/volumes/", {{"VolumeName", "pv1"}}).body)["DriverInfo"]["EBSVolumeID"];
+  std::string id = json::parse(Convoy("a", "GET", "/v1/volumes/", {{"VolumeName", "pv1"}})
+                                   .body)["DriverInfo"]["EBSVolumeID"];
 
-  RawResponse stolen = Convoy("b", "POST", "/v1/volumes/create", {{"Name", "pv1"}, {"DriverVolumeID", id}});
+  RawResponse stolen =
+      Convoy("b", "POST", "/v1/volumes/create", {{"Name", "pv1"}, {"DriverVolumeID", id}});
   EXPECT_EQ(400, stolen.status);
-  EXPECT_EQ("can't re-use ebs volumeID: " + id + " from instanceID: " + a + ", instance is running\n",
-            stolen.body);
+  EXPECT_EQ(
+      "can't re-use ebs volumeID: " + id + " from instanceID: " + a + ", instance is running\n",
+      stolen.body);
 
   Admin("POST", "/admin/instances/" + a + "/stop");
   // Host a still has it mounted: the detach stays busy, so b forces it.
@@ -191,7 +204,9 @@ TEST_F(FakesEbsIntegration, FailoverFromAStoppedInstanceKeepsTheDataAndALateDeta
   // The old host comes back and tears down late: b's attachment stays.
   Admin("POST", "/admin/instances/" + a + "/start");
   EXPECT_EQ(200, Convoy("a", "POST", "/v1/volumes/umount", {{"VolumeName", "pv1"}}).status);
-  EXPECT_EQ(200, Convoy("a", "DELETE", "/v1/volumes/", {{"VolumeName", "pv1"}, {"ReferenceOnly", true}}).status);
+  EXPECT_EQ(200,
+            Convoy("a", "DELETE", "/v1/volumes/", {{"VolumeName", "pv1"}, {"ReferenceOnly", true}})
+                .status);
   attachment = Ec2("DescribeVolumes", {{"VolumeIds", {id}}})["Volumes"][0]["Attachments"][0];
   EXPECT_EQ(b, attachment["InstanceId"]);
   EXPECT_EQ("attached", attachment["State"]);
@@ -208,7 +223,8 @@ TEST_F(FakesEbsIntegration, RestartedDaemonRemountsOnlyWhatIsStillAttachedHere) 
   std::string b = StartHost("b");
   std::string mp1 = CreateAndMount("a", {{"Name", "stays"}, {"Size", 512LL << 20}});
   std::string mp2 = CreateAndMount("a", {{"Name", "moves"}, {"Size", 512LL << 20}});
-  std::string moving = json::parse(Convoy("a", "GET", "/v1/volumes/", {{"VolumeName", "moves"}}).body)["DriverInfo"]["EBSVolumeID"];
+  std::string moving = json::parse(Convoy("a", "GET", "/v1/volumes/", {{"VolumeName", "moves"}})
+                                       .body)["DriverInfo"]["EBSVolumeID"];
   ASSERT_EQ(0, daemons_["a"]->Stop());  // the host's namespace and its mounts are gone
   Admin("POST", "/admin/instances/" + a + "/stop");
   std::string mp_b = CreateAndMount("b", {{"Name", "moves"}, {"DriverVolumeID", moving}});
@@ -218,12 +234,15 @@ TEST_F(FakesEbsIntegration, RestartedDaemonRemountsOnlyWhatIsStillAttachedHere) 
   json moved = json::parse(Convoy("a", "GET", "/v1/volumes/", {{"VolumeName", "moves"}}).body);
   EXPECT_EQ("false", moved["DriverInfo"]["Attached"]);
   EXPECT_EQ("", moved["MountPoint"]);
-  EXPECT_EQ(b, Ec2("DescribeVolumes", {{"VolumeIds", {moving}}})["Volumes"][0]["Attachments"][0]["InstanceId"]);
+  EXPECT_EQ(b, Ec2("DescribeVolumes",
+                   {{"VolumeIds", {moving}}})["Volumes"][0]["Attachments"][0]["InstanceId"]);
   for (const char* name : {"stays"}) {
     ASSERT_EQ(200, Convoy("a", "POST", "/v1/volumes/umount", {{"VolumeName", name}}).status);
     ASSERT_EQ(200, Convoy("a", "DELETE", "/v1/volumes/", {{"VolumeName", name}}).status);
   }
-  ASSERT_EQ(200, Convoy("a", "DELETE", "/v1/volumes/", {{"VolumeName", "moves"}, {"ReferenceOnly", true}}).status);
+  ASSERT_EQ(
+      200, Convoy("a", "DELETE", "/v1/volumes/", {{"VolumeName", "moves"}, {"ReferenceOnly", true}})
+               .status);
   ASSERT_EQ(200, Convoy("b", "POST", "/v1/volumes/umount", {{"VolumeName", "moves"}}).status);
   ASSERT_EQ(200, Convoy("b", "DELETE", "/v1/volumes/", {{"VolumeName", "moves"}}).status);
   Ec2("DeleteVolume", {{"VolumeId", moving}});

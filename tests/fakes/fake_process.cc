@@ -46,7 +46,8 @@ FakeProcess::FakeProcess(std::vector<std::string> argv, int ready_deadline_ms) {
   std::string out;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ready_deadline_ms);
   while (out.find("ready") == std::string::npos || out.find('\n') == std::string::npos) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     pollfd p{stdout_fd_, POLLIN, 0};
     if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
       Kill();
@@ -56,7 +57,8 @@ FakeProcess::FakeProcess(std::vector<std::string> argv, int ready_deadline_ms) {
     ssize_t n = ::read(stdout_fd_, buf, sizeof buf);
     if (n <= 0) {
       int code = Wait();
-      throw std::runtime_error("convoy-fake exited (" + std::to_string(code) + ") before ready: " + out);
+      throw std::runtime_error("convoy-fake exited (" + std::to_string(code) +
+                               ") before ready: " + out);
     }
     out.append(buf, static_cast<size_t>(n));
   }

@@ -83,18 +83,20 @@ class FakesGoldenReplay : public ::testing::Test {
 
   void LearnNames(const std::string& want, const std::string& got) {
     auto recorded = GeneratedNames(want), ours = GeneratedNames(got);
-    for (size_t i = 0; i < recorded.size() && i < ours.size(); ++i) names_.emplace(recorded[i], ours[i]);
+    for (size_t i = 0; i < recorded.size() && i < ours.size(); ++i)
+      names_.emplace(recorded[i], ours[i]);
   }
 
   std::map<std::string, std::string> names_;
 
   std::vector<std::string> DaemonArgs(const std::string& instance) const {
     std::string dir = instance == "B" ? "/b" : instance == "C" ? "/c" : "";
-    std::vector<std::string> args = {ConvoyFakeBinary(), "daemon",
-                                     "--socket", base_.path() + dir + "/convoy.sock",
-                                     "--state-dir", base_.path() + dir + "/root",
-                                     "--drivers", "vfs",
-                                     "--vfs-path", base_.path() + dir + (instance == "A2" ? "/vfs-other" : "/vfs")};
+    std::vector<std::string> args = {
+        ConvoyFakeBinary(), "daemon",
+        "--socket",         base_.path() + dir + "/convoy.sock",
+        "--state-dir",      base_.path() + dir + "/root",
+        "--drivers",        "vfs",
+        "--vfs-path",       base_.path() + dir + (instance == "A2" ? "/vfs-other" : "/vfs")};
     if (instance == "A2") args.push_back("--create-on-docker-mount");
     if (instance == "C") {
       args.push_back("--create-on-docker-mount");
@@ -115,13 +117,14 @@ class FakesGoldenReplay : public ::testing::Test {
     std::string body;
     bool has_body = !line["body"].is_null();
     if (has_body) body = Sub(line["body"].get<std::string>());
-    std::string req = line["method"].get<std::string>() + " " + Sub(line["path"].get<std::string>()) +
-                      " HTTP/1.1\r\n";
+    std::string req = line["method"].get<std::string>() + " " +
+                      Sub(line["path"].get<std::string>()) + " HTTP/1.1\r\n";
     for (auto& [k, v] : line["headers"].items()) {
       std::string value = v.get<std::string>();
       static const std::regex summarized(R"(<(\d+) bytes of '(.)'>)");
       std::smatch m;
-      if (std::regex_match(value, m, summarized)) value = std::string(std::stoul(m[1]), m[2].str()[0]);
+      if (std::regex_match(value, m, summarized))
+        value = std::string(std::stoul(m[1]), m[2].str()[0]);
       if (k == "Content-Length") value = std::to_string(body.size());
       req += k + ": " + Sub(value) + "\r\n";
     }

@@ -112,8 +112,9 @@ RawResponse HttpConnection::Read(bool head) {
 
 std::string BuildRequest(const std::string& method, const std::string& target,
                          const std::optional<std::string>& body, const std::string& user_agent) {
-  std::string req = method + " " + target + " HTTP/1.1\r\nHost: localhost\r\nUser-Agent: " +
-                    user_agent + "\r\nAccept: */*\r\n";
+  std::string req = method + " " + target +
+                    " HTTP/1.1\r\nHost: localhost\r\nUser-Agent: " + user_agent +
+                    "\r\nAccept: */*\r\n";
   if (body) {
     req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body->size()) +
            "\r\n\r\n" + *body;
