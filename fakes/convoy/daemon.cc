@@ -1,0 +1,676 @@
+#include "fakes/convoy/daemon.h"
+
+#include <spdlog/spdlog.h>
+
+#include "fakes/common/files.h"
+#include "fakes/convoy/names.h"
+#include "fakes/convoy/objectstore.h"
+#include "fakes/convoy/request_types.h"
+
+namespace flexkit::fakes::convoy {
+namespace {
+
+using http::GoError;
+using http::GoText;
+using http::Response;
+
+GoValues Decode(std::string_view body, const GoStruct& type) {
+  GoDecodeResult r = GoDecode(body, type);
+  if (r.error) throw ConvoyError(*r.error);
+  return std::move(r.values);
+}
+
+void CheckName(const std::string& name) {
+  if (!IsValidConvoyName(name)) throw ConvoyError("Invalid name " + name);
+}
+
+nlohmann::ordered_json InfoJson(const InfoMap& info, const std::string& driver) {
+  InfoMap with_driver = info;
+  with_driver["Driver"] = driver;
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : with_driver) j[k] = v;
+  return j;
+}
+
+Response Empty() { return GoText(""); }
+
+// Appends `info` plus "Driver" as Go indents a map[string]string at `depth`
+// (keys sorted). Hand-written: listing 10,000 volumes must take milliseconds.
+void AppendInfo(std::string& out, const InfoMap& info, const std::string& driver, int depth) {
+  bool driver_done = false, first = true;
+  auto entry = [&](const std::string& k, const std::string& v) {
+    out.append(first ? "\n" : ",\n");
+    first = false;
+    out.append(static_cast<size_t>(depth) + 1, '\t');
+    AppendGoQuoted(out, k);
+    out.append(": ");
+    AppendGoQuoted(out, v);
+  };
+  out.push_back('{');
+  for (const auto& [k, v] : info) {
+    if (!driver_done && k > "Driver") {
+      entry("Driver", driver);
+      driver_done = true;
+    }
+    if (k != "Driver") entry(k, v);
+  }
+  if (!driver_done) entry("Driver", driver);
+  out.push_back('\n');
+  out.append(static_cast<size_t>(depth), '\t');
+  out.push_back('}');
+}
+
+const std::string& Lookup(const InfoMap& info, const char* key) {
+  static const std::string kEmpty;
+  auto it = info.find(key);
+  return it == info.end() ? kEmpty : it->second;
+}
+
+// Appends `"key": ` on a new line at `depth` + 1.
+void AppendKey(std::string& out, std::string_view key, int depth, bool first = false) {
+  out.append(first ? "\n" : ",\n");
+  out.append(static_cast<size_t>(depth) + 1, '\t');
+  out.push_back('"');
+  out.append(key);
+  out.append("\": ");
+}
+
+// A VolumeResponse as Go indents it at `depth`.
+void AppendVolumeResponse(std::string& out, const std::string& name, const std::string& driver,
+                          const VolumeListing& listing, int depth) {
+  out.push_back('{');
+  AppendKey(out, "Name", depth, true);
+  AppendGoQuoted(out, name);
+  AppendKey(out, "Driver", depth);
+  AppendGoQuoted(out, driver);
+  AppendKey(out, "MountPoint", depth);
+  AppendGoQuoted(out, Lookup(listing.info, "MountPoint"));
+  AppendKey(out, "CreatedTime", depth);
+  AppendGoQuoted(out, Lookup(listing.info, "VolumeCreatedAt"));
+  AppendKey(out, "DriverInfo", depth);
+  AppendInfo(out, listing.info, driver, depth + 1);
+  AppendKey(out, "Snapshots", depth);
+  if (listing.snapshots.empty()) {
+    out.append("{}");
+  } else {
+    out.push_back('{');
+    bool first = true;
+    for (const auto& [sname, sinfo] : listing.snapshots) {
+      out.append(first ? "\n" : ",\n");
+      first = false;
+      out.append(static_cast<size_t>(depth) + 2, '\t');
+      AppendGoQuoted(out, sname);
+      out.append(": {");
+      AppendKey(out, "Name", depth + 2, true);
+      AppendGoQuoted(out, sname);
+      AppendKey(out, "CreatedTime", depth + 2);
+      AppendGoQuoted(out, Lookup(sinfo, "SnapshotCreatedAt"));
+      AppendKey(out, "DriverInfo", depth + 2);
+      AppendInfo(out, sinfo, driver, depth + 3);
+      out.push_back('\n');
+      out.append(static_cast<size_t>(depth) + 2, '\t');
+      out.push_back('}');
+    }
+    out.push_back('\n');
+    out.append(static_cast<size_t>(depth) + 1, '\t');
+    out.push_back('}');
+  }
+  out.push_back('\n');
+  out.append(static_cast<size_t>(depth), '\t');
+  out.push_back('}');
+}
+
+// gorilla/mux's cleanPath: path.Clean, keeping a trailing slash.
+std::string MuxCleanPath(const std::string& p) {
+  if (p.empty()) return "/";
+  std::string rooted = p[0] == '/' ? p : "/" + p;
+  std::string cleaned = CleanPath(rooted);
+  if (rooted.back() == '/' && cleaned != "/") cleaned += "/";
+  return cleaned;
+}
+
+// Strips one `/v<[0-9.]+>` prefix, as Convoy registers every route twice.
+std::string WithoutVersion(const std::string& path) {
+  if (path.size() < 3 || path[0] != '/' || path[1] != 'v') return path;
+  size_t i = 2;
+  while (i < path.size() && ((path[i] >= '0' && path[i] <= '9') || path[i] == '.')) ++i;
+  if (i == 2 || i >= path.size() || path[i] != '/') return path;
+  return path.substr(i);
+}
+
+const std::map<std::string, std::string>& RestRoutes() {
+  static const std::map<std::string, std::string> routes = {
+      {"GET /info", "info"},
+      {"GET /volumes/list", "volume_list"},
+      {"GET /volumes/", "volume_inspect"},
+      {"POST /volumes/create", "volume_create"},
+      {"POST /volumes/mount", "volume_mount"},
+      {"POST /volumes/umount", "volume_umount"},
+      {"DELETE /volumes/", "volume_delete"},
+      {"POST /snapshots/create", "snapshot_create"},
+      {"GET /snapshots/", "snapshot_inspect"},
+      {"DELETE /snapshots/", "snapshot_delete"},
+      {"POST /backups/create", "backup_create"},
+      {"GET /backups/list", "backup_list"},
+      {"GET /backups/inspect", "backup_inspect"},
+      {"DELETE /backups", "backup_delete"},
+  };
+  return routes;
+}
+
+bool IsPluginRoute(const std::string& path) {
+  static const char* kRoutes[] = {
+      "/Plugin.Activate",    "/VolumeDriver.Create",  "/VolumeDriver.Remove",
+      "/VolumeDriver.Mount", "/VolumeDriver.Unmount", "/VolumeDriver.Path",
+      "/VolumeDriver.Get",   "/VolumeDriver.List",    "/VolumeDriver.Capabilities"};
+  for (const char* r : kRoutes) {
+    if (path == r) return true;
+  }
+  return false;
+}
+
+// Convoy's User-Agent check: a `Convoy-Client/<v>` agent must say v == "1".
+std::optional<Response> CheckUserAgent(const http::Request& request) {
+  std::string ua = request.Header("User-Agent").value_or("");
+  if (ua.find("Convoy-Client/") == std::string::npos) return std::nullopt;
+  size_t slash = ua.find('/');
+  if (ua.find('/', slash + 1) != std::string::npos) return std::nullopt;  // not exactly 2 parts
+  std::string version = ua.substr(slash + 1);
+  if (version == "1") return std::nullopt;
+  return GoError(404, "client version " + version + " doesn't match with server 1");
+}
+
+// Convoy's util.ParseSize: a byte count or a number with k/m/g/t.
+int64_t ParseSize(std::string size) {
+  for (auto& c : size) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto parse_int = [](const std::string& s) -> int64_t {
+    errno = 0;
+    char* end = nullptr;
+    long long v = std::strtoll(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0' || errno != 0 || s[0] == ' ' || s[0] == '+') {
+      throw ConvoyError("strconv.ParseInt: parsing " + GoQuote(s) + ": " +
+                        (errno == ERANGE ? "value out of range" : "invalid syntax"));
+    }
+    return v;
+  };
+  bool readable = size.size() >= 2 && std::string("kmgt").find(size.back()) != std::string::npos &&
+                  size.find_first_not_of("0123456789.") == size.size() - 1;
+  if (!readable) return parse_int(size);
+  int64_t value = parse_int(size.substr(0, size.size() - 1));
+  int shift = 10 * (1 + static_cast<int>(std::string("kmgt").find(size.back())));
+  return value << shift;
+}
+
+bool ParseGoBool(const std::string& s) {
+  static const std::map<std::string, bool> kValues = {
+      {"1", true},    {"t", true},      {"T", true},      {"TRUE", true},
+      {"true", true}, {"True", true},   {"0", false},     {"f", false},
+      {"F", false},   {"FALSE", false}, {"false", false}, {"False", false}};
+  auto it = kValues.find(s);
+  if (it == kValues.end()) {
+    throw ConvoyError("strconv.ParseBool: parsing " + GoQuote(s) + ": invalid syntax");
+  }
+  return it->second;
+}
+
+int64_t ParseGoAtoi(const std::string& s) {
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno != 0 || s[0] == ' ') {
+    throw ConvoyError("strconv.Atoi: parsing " + GoQuote(s) + ": invalid syntax");
+  }
+  return v;
+}
+
+std::string PluginJson(const nlohmann::ordered_json& j) { return GoIndent(j); }
+
+Response PluginErr(const std::string& message) { return GoText(PluginJson({{"Err", message}})); }
+
+}  // namespace
+
+ConvoyDaemon::ConvoyDaemon(DaemonConfig config, std::vector<std::unique_ptr<VolumeDriver>> drivers)
+    : config_(std::move(config)), drivers_(std::move(drivers)) {
+  for (auto& driver : drivers_) {
+    for (const auto& [name, listing] : driver->List()) {
+      name_index_[name] = true;
+      for (const auto& [snapshot, info] : listing->snapshots) {
+        name_index_[snapshot] = true;
+        snapshot_volume_index_[snapshot] = name;
+      }
+    }
+  }
+}
+
+Response ConvoyDaemon::Handle(const http::Request& request) {
+  std::string cleaned = MuxCleanPath(request.path);
+  if (cleaned != request.path) {
+    Response r;
+    r.status = 301;
+    r.headers = {{"Location", cleaned + (request.query.empty() ? "" : "?" + request.query)}};
+    return r;
+  }
+  std::string route_key = request.method + " " + WithoutVersion(request.path);
+  auto route = RestRoutes().find(route_key);
+  try {
+    if (route != RestRoutes().end()) {
+      if (auto mismatch = CheckUserAgent(request)) return *mismatch;
+      return Rest(route->second, request);
+    }
+    if (request.method == "POST" && IsPluginRoute(request.path)) {
+      return Plugin(request.path, request);
+    }
+  } catch (const ConvoyError& e) {
+    return GoError(e.http_status, e.what());
+  } catch (const std::exception& e) {
+    spdlog::error("{} {}: {}", request.method, request.target, e.what());
+    return GoError(400, e.what());
+  }
+  return GoText("Handler not found: " + request.method + " " + request.target, 404);
+}
+
+Response ConvoyDaemon::Rest(const std::string& route, const http::Request& request) {
+  const std::string& body = request.body;
+  if (route == "info") return Info();
+  if (route == "volume_list") return VolumeList(request);
+  if (route == "volume_inspect") return VolumeInspect(body);
+  if (route == "volume_create") return VolumeCreate(body);
+  if (route == "volume_mount") return VolumeMount(body);
+  if (route == "volume_umount") return VolumeUmount(body);
+  if (route == "volume_delete") return VolumeDelete(body);
+  if (route == "snapshot_create") return SnapshotCreate(body);
+  if (route == "snapshot_inspect") return SnapshotInspect(body);
+  if (route == "snapshot_delete") return SnapshotDelete(body);
+  if (route == "backup_create") return BackupCreate(body);
+  if (route == "backup_list") return BackupList(body);
+  if (route == "backup_inspect") return BackupInspect(body);
+  return BackupDelete(body);
+}
+
+VolumeDriver* ConvoyDaemon::FindDriver(const std::string& name) {
+  for (auto& d : drivers_) {
+    if (d->Name() == name) return d.get();
+  }
+  return nullptr;
+}
+
+VolumeDriver* ConvoyDaemon::FindVolume(const std::string& name) {
+  for (auto& d : drivers_) {
+    if (d->VolumeInfo(name)) return d.get();
+  }
+  return nullptr;
+}
+
+bool ConvoyDaemon::NameTaken(const std::string& name) {
+  std::lock_guard lock(index_mutex_);
+  return name_index_.count(name) > 0;
+}
+
+std::string ConvoyDaemon::VolumeOfSnapshot(const std::string& snapshot) {
+  std::lock_guard lock(index_mutex_);
+  auto it = snapshot_volume_index_.find(snapshot);
+  return it == snapshot_volume_index_.end() ? "" : it->second;
+}
+
+std::string ConvoyDaemon::VolumeResponse(const std::string& name, const VolumeDriver& driver,
+                                         const VolumeListing& listing) const {
+  std::string out;
+  AppendVolumeResponse(out, name, driver.Name(), listing, 0);
+  return out;
+}
+
+Response ConvoyDaemon::Info() {
+  nlohmann::ordered_json general = {{"Root", config_.root},
+                                    {"DriverList", config_.drivers},
+                                    {"DefaultDriver", config_.drivers.front()},
+                                    {"MountNamespaceFD", ""},
+                                    {"IgnoreDockerDelete", config_.ignore_docker_delete},
+                                    {"CreateOnDockerMount", config_.create_on_docker_mount},
+                                    {"CmdTimeout", ""}};
+  std::string body = "{\n\"General\": " + GoIndent(general);
+  for (auto& d : drivers_) {
+    nlohmann::ordered_json info = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : d->Info()) info[k] = v;
+    body += ",\n" + GoQuote(d->Name()) + ": " + GoIndent(info);
+  }
+  return GoText(body + "\n}");
+}
+
+Response ConvoyDaemon::VolumeList(const http::Request& request) {
+  bool raw = request.QueryParam("driver") == std::optional<std::string>("1");
+  // Streamed by hand: 10,000 entries must serialise in milliseconds.
+  std::map<std::string, std::pair<const VolumeDriver*, std::shared_ptr<const VolumeListing>>> all;
+  for (auto& d : drivers_) {
+    for (auto& [name, listing] : d->List())
+      all.emplace(name, std::make_pair(d.get(), std::move(listing)));
+  }
+  if (all.empty()) return GoText("{}");
+  std::string body = "{";
+  body.reserve(all.size() * (raw ? 256 : 512));
+  bool first = true;
+  for (const auto& [name, entry] : all) {
+    body.append(first ? "\n\t" : ",\n\t");
+    first = false;
+    AppendGoQuoted(body, name);
+    body.append(": ");
+    const auto& [driver, listing] = entry;
+    if (raw) {
+      AppendInfo(body, listing->info, driver->Name(), 1);
+    } else {
+      AppendVolumeResponse(body, name, driver->Name(), *listing, 1);
+    }
+  }
+  return GoText(body + "\n}");
+}
+
+Response ConvoyDaemon::VolumeInspect(const std::string& body) {
+  GoValues req = Decode(body, api::kVolumeInspect);
+  std::string name = req.String("VolumeName");
+  CheckName(name);
+  NameLocks::Guard guard(volume_locks_, name);
+  VolumeDriver* driver = FindVolume(name);
+  if (driver == nullptr) throw ConvoyError("Volume not found.", 404);
+  VolumeListing listing{*driver->VolumeInfo(name), driver->Snapshots(name)};
+  return GoText(VolumeResponse(name, *driver, listing));
+}
+
+std::string ConvoyDaemon::CreateVolume(CreateRequest request, const std::string& driver_name) {
+  VolumeDriver* driver = FindDriver(driver_name);
+  if (driver == nullptr) throw ConvoyError("Cannot find driver " + driver_name);
+  driver->Create(request);
+  std::lock_guard lock(index_mutex_);
+  name_index_[request.name] = true;
+  return request.name;
+}
+
+Response ConvoyDaemon::VolumeCreate(const std::string& body) {
+  GoValues req = Decode(body, api::kVolumeCreate);
+  std::string name = req.String("Name");
+  if (name.empty()) name = GenerateName("volume");
+  NameLocks::Guard guard(volume_locks_, name);
+  if (!req.String("Name").empty() && FindVolume(name) != nullptr) {
+    throw ConvoyError("Volume " + name + " already exists ");
+  }
+  std::string driver_name = req.String("DriverName");
+  if (driver_name.empty()) driver_name = config_.drivers.front();
+  if (FindDriver(driver_name) == nullptr) throw ConvoyError("Cannot find driver " + driver_name);
+  std::string endpoint = req.String("Endpoint");
+  std::string backup_url = UnescapeBackupUrl(req.String("BackupURL"));
+  if (!endpoint.empty()) {
+    if (backup_url.empty()) {
+      throw ConvoyError("Endpoint option can only be used when creating a volume from a backup.");
+    }
+    std::string scheme = backup_url.substr(0, backup_url.find(':'));
+    if (scheme != "s3") {
+      throw ConvoyError("Unsupported backup protocol for custom endpoint: " + scheme +
+                        ". Only s3:// is supported.");
+    }
+  }
+  CreateRequest create{.name = name,
+                       .size = req.Int("Size"),
+                       .backup_url = backup_url,
+                       .driver_volume_id = req.String("DriverVolumeID"),
+                       .type = req.String("Type"),
+                       .iops = req.Int("IOPS"),
+                       .prepare_for_vm = req.Bool("PrepareForVM"),
+                       .fs_type = req.String("FSType")};
+  CreateVolume(create, driver_name);
+  spdlog::info("created volume {} with driver {}", name, driver_name);
+  if (!req.Bool("Verbose")) return GoText(name);
+  VolumeDriver* driver = FindDriver(driver_name);
+  VolumeListing listing{*driver->VolumeInfo(name), driver->Snapshots(name)};
+  return GoText(VolumeResponse(name, *driver, listing));
+}
+
+Response ConvoyDaemon::VolumeMount(const std::string& body) {
+  GoValues req = Decode(body, api::kVolumeMount);
+  std::string name = req.String("VolumeName");
+  CheckName(name);
+  NameLocks::Guard guard(volume_locks_, name);
+  VolumeDriver* driver = FindVolume(name);
+  if (driver == nullptr) throw ConvoyError("volume " + name + " doesn't exist");
+  std::string mount_point = driver->Mount({.name = name,
+                                           .mount_point = req.String("MountPoint"),
+                                           .read_write = req.String("ReadWrite"),
+                                           .bind_mount = req.String("BindMount"),
+                                           .remount = req.Bool("ReMount")});
+  spdlog::info("mounted volume {} at {}", name, mount_point);
+  if (!req.Bool("Verbose")) return GoText(mount_point);
+  nlohmann::ordered_json j = {
+      {"Name", name},      {"Driver", ""},          {"MountPoint", mount_point},
+      {"CreatedTime", ""}, {"DriverInfo", nullptr}, {"Snapshots", nullptr}};
+  return GoText(GoIndent(j));
+}
+
+Response ConvoyDaemon::VolumeUmount(const std::string& body) {
+  GoValues req = Decode(body, api::kVolumeUmount);
+  std::string name = req.String("VolumeName");
+  CheckName(name);
+  NameLocks::Guard guard(volume_locks_, name);
+  VolumeDriver* driver = FindVolume(name);
+  if (driver == nullptr) throw ConvoyError("volume " + name + " doesn't exist");
+  driver->Umount(name);
+  spdlog::info("unmounted volume {}", name);
+  return Empty();
+}
+
+Response ConvoyDaemon::VolumeDelete(const std::string& body) {
+  GoValues req = Decode(body, api::kVolumeDelete);
+  std::string name = req.String("VolumeName");
+  CheckName(name);
+  NameLocks::Guard guard(volume_locks_, name);
+  VolumeDriver* driver = FindVolume(name);
+  if (driver == nullptr) throw ConvoyError("Volume not found.", 404);
+  auto snapshots = driver->Snapshots(name);
+  driver->Delete(name, req.Bool("ReferenceOnly"));
+  spdlog::info("deleted volume {} (reference only: {})", name, req.Bool("ReferenceOnly"));
+  std::lock_guard lock(index_mutex_);
+  name_index_.erase(name);
+  // Convoy forgets the snapshot names but keeps snapshot -> volume entries.
+  for (const auto& [snapshot, info] : snapshots) name_index_.erase(snapshot);
+  return Empty();
+}
+
+Response ConvoyDaemon::SnapshotCreate(const std::string& body) {
+  GoValues req = Decode(body, api::kSnapshotCreate);
+  std::string volume = req.String("VolumeName");
+  CheckName(volume);
+  std::string snapshot = req.String("Name");
+  if (!snapshot.empty()) {
+    CheckName(snapshot);
+    if (NameTaken(snapshot)) throw ConvoyError("Snapshot name " + snapshot + " already exists");
+  } else {
+    snapshot = GenerateName("snapshot");
+  }
+  NameLocks::Guard guard(volume_locks_, volume);
+  VolumeDriver* driver = FindVolume(volume);
+  if (driver == nullptr) throw ConvoyError("volume " + volume + " doesn't exist");
+  driver->CreateSnapshot(snapshot, volume);
+  {
+    std::lock_guard lock(index_mutex_);
+    name_index_[snapshot] = true;
+    auto [it, inserted] = snapshot_volume_index_.emplace(snapshot, volume);
+    if (!inserted && it->second != volume) {
+      throw ConvoyError("BUG: Conflict when updating index, " + snapshot + " was mapped to " +
+                        it->second + ", but " + volume + " want to be mapped too");
+    }
+  }
+  if (!req.Bool("Verbose")) return GoText(snapshot);
+  InfoMap info = *driver->SnapshotInfo(snapshot, volume);
+  nlohmann::ordered_json j = {{"Name", snapshot},
+                              {"VolumeName", volume},
+                              {"CreatedTime", info["SnapshotCreatedAt"]},
+                              {"DriverInfo", InfoJson(info, driver->Name())}};
+  return GoText(GoIndent(j));
+}
+
+Response ConvoyDaemon::SnapshotInspect(const std::string& body) {
+  GoValues req = Decode(body, api::kSnapshotInspect);
+  std::string snapshot = req.String("SnapshotName");
+  CheckName(snapshot);
+  std::string volume = VolumeOfSnapshot(snapshot);
+  if (volume.empty()) throw ConvoyError("cannot find volume for snapshot " + snapshot);
+  NameLocks::Guard guard(volume_locks_, volume);
+  VolumeDriver* driver = FindVolume(volume);
+  if (driver == nullptr) throw ConvoyError("cannot find volume " + volume);
+  auto info = driver->SnapshotInfo(snapshot, volume);
+  if (!info) throw ConvoyError("snapshot " + snapshot + " of volume " + volume + " doesn't exist");
+  InfoMap volume_info = *driver->VolumeInfo(volume);
+  nlohmann::ordered_json j = {{"Name", snapshot},
+                              {"VolumeName", volume},
+                              {"VolumeCreatedAt", volume_info["VolumeCreatedAt"]},
+                              {"CreatedTime", (*info)["SnapshotCreatedAt"]},
+                              {"DriverInfo", InfoJson(*info, driver->Name())}};
+  return GoText(GoIndent(j));
+}
+
+Response ConvoyDaemon::SnapshotDelete(const std::string& body) {
+  GoValues req = Decode(body, api::kSnapshotDelete);
+  std::string snapshot = req.String("SnapshotName");
+  CheckName(snapshot);
+  std::string volume = VolumeOfSnapshot(snapshot);
+  if (volume.empty()) throw ConvoyError("cannot find volume for snapshot " + snapshot);
+  NameLocks::Guard guard(volume_locks_, volume);
+  VolumeDriver* driver = FindVolume(volume);
+  if (driver == nullptr) throw ConvoyError("cannot find volume " + volume);
+  driver->DeleteSnapshot(snapshot, volume);
+  std::lock_guard lock(index_mutex_);
+  name_index_.erase(snapshot);
+  snapshot_volume_index_.erase(snapshot);
+  return Empty();
+}
+
+Response ConvoyDaemon::BackupCreate(const std::string& body) {
+  GoValues req = Decode(body, api::kBackupCreate);
+  std::string snapshot = req.String("SnapshotName");
+  CheckName(snapshot);
+  std::string volume = VolumeOfSnapshot(snapshot);
+  if (volume.empty()) throw ConvoyError("Cannot find volume of snapshot " + snapshot);
+  NameLocks::Guard guard(volume_locks_, volume);
+  VolumeDriver* driver = FindVolume(volume);
+  if (driver == nullptr) throw ConvoyError("cannot find volume " + volume);
+  std::string url = driver->CreateBackup(snapshot, volume, UnescapeBackupUrl(req.String("URL")),
+                                         req.String("Endpoint"));
+  if (req.Bool("Verbose")) return GoText(GoIndent({{"URL", url}}));
+  auto amp = url.find('&');
+  if (amp != std::string::npos) url.replace(amp, 1, "\\u0026");
+  return GoText(url);
+}
+
+Response ConvoyDaemon::BackupList(const std::string& body) {
+  GoValues req = Decode(body, api::kBackupList);
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [url, info] :
+       ListBackups(UnescapeBackupUrl(req.String("URL")), req.String("VolumeName"))) {
+    nlohmann::ordered_json entry = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : info) entry[k] = v;
+    j[url] = entry;
+  }
+  return GoText(GoIndent(j));
+}
+
+Response ConvoyDaemon::BackupInspect(const std::string& body) {
+  GoValues req = Decode(body, api::kBackupList);
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : InspectBackup(UnescapeBackupUrl(req.String("URL")))) j[k] = v;
+  return GoText(GoIndent(j));
+}
+
+Response ConvoyDaemon::BackupDelete(const std::string& body) {
+  GoValues req = Decode(body, api::kBackupDelete);
+  DeleteBackup(UnescapeBackupUrl(req.String("URL")));
+  return Empty();
+}
+
+Response ConvoyDaemon::Plugin(const std::string& route, const http::Request& request) {
+  if (route == "/Plugin.Activate") return GoText(PluginJson({{"Implements", {"VolumeDriver"}}}));
+  if (route == "/VolumeDriver.Capabilities") {
+    return GoText(PluginJson({{"Capabilities", {{"Scope", "local"}}}}));
+  }
+  if (route == "/VolumeDriver.Remove" && config_.ignore_docker_delete) return GoText("{}");
+  if (route == "/VolumeDriver.List") {
+    nlohmann::ordered_json volumes = nlohmann::ordered_json::array();
+    for (auto& d : drivers_) {
+      for (const auto& [vname, listing] : d->List()) {
+        nlohmann::ordered_json v = {{"Name", vname}};
+        auto mp = listing->info.find("MountPoint");
+        if (mp != listing->info.end() && !mp->second.empty()) v["Mountpoint"] = mp->second;
+        volumes.push_back(v);
+      }
+    }
+    if (volumes.empty()) return GoText("{}");
+    return GoText(PluginJson({{"Volumes", volumes}}));
+  }
+  GoDecodeResult decoded = GoDecode(request.body, api::kPluginRequest);
+  if (decoded.error) return PluginErr(*decoded.error);
+  std::string name = decoded.values.String("Name");
+  auto opts = decoded.values.StringMap("Opts");
+  try {
+    auto create = [&]() {
+      if (!IsValidPluginName(name)) {
+        throw ConvoyError("Invalid volume name " + name +
+                          ". Can only contain 0-9, a-z, dash(-), underscore(_) and dot(.)");
+      }
+      CreateRequest r;
+      r.name = name;
+      if (!opts["size"].empty()) r.size = ParseSize(opts["size"]);
+      if (!opts["iops"].empty()) r.iops = ParseGoAtoi(opts["iops"]);
+      if (!opts["vm"].empty()) r.prepare_for_vm = ParseGoBool(opts["vm"]);
+      r.backup_url = UnescapeBackupUrl(opts["backup"]);
+      r.driver_volume_id = opts["id"];
+      r.type = opts["type"];
+      r.fs_type = opts["fstype"];
+      std::string driver = opts["driver"].empty() ? config_.drivers.front() : opts["driver"];
+      if (FindDriver(driver) == nullptr) throw ConvoyError("Cannot find driver " + driver);
+      if (!opts["endpoint"].empty() && r.backup_url.empty()) {
+        throw ConvoyError("Endpoint option can only be used when creating a volume from a backup.");
+      }
+      CreateVolume(r, driver);
+    };
+    NameLocks::Guard guard(volume_locks_, name);
+    VolumeDriver* driver = FindVolume(name);
+    if (route == "/VolumeDriver.Create") {
+      if (driver == nullptr) create();
+      return GoText("{}");
+    }
+    if (route == "/VolumeDriver.Remove") {
+      if (driver == nullptr) return GoText("{}");
+      auto snapshots = driver->Snapshots(name);
+      driver->Delete(name, /*reference_only=*/true);
+      std::lock_guard lock(index_mutex_);
+      name_index_.erase(name);
+      for (const auto& [snapshot, info] : snapshots) name_index_.erase(snapshot);
+      return GoText("{}");
+    }
+    if (route == "/VolumeDriver.Mount") {
+      if (driver == nullptr) {
+        if (!config_.create_on_docker_mount) return PluginErr("Couldn't find volume.");
+        create();
+        driver = FindVolume(name);
+      }
+      MountRequest mount;
+      mount.name = name;
+      std::string mp = driver->Mount(mount);
+      return GoText(PluginJson({{"Mountpoint", mp}}));
+    }
+    if (route == "/VolumeDriver.Unmount") {
+      if (driver != nullptr) driver->Umount(name);
+      return GoText("{}");
+    }
+    if (route == "/VolumeDriver.Path") {
+      if (driver == nullptr) return PluginErr("Couldn't find volume.");
+      std::string mp = driver->MountPoint(name);
+      return GoText(mp.empty() ? "{}" : PluginJson({{"Mountpoint", mp}}));
+    }
+    // /VolumeDriver.Get
+    if (driver == nullptr) return PluginErr("Could not find volume " + name + ".");
+    nlohmann::ordered_json v = {{"Name", name}};
+    std::string mp = driver->MountPoint(name);
+    if (!mp.empty()) v["Mountpoint"] = mp;
+    return GoText(PluginJson({{"Volume", v}}));
+  } catch (const std::exception& e) {
+    return PluginErr(e.what());
+  }
+}
+
+}  // namespace flexkit::fakes::convoy

@@ -1,0 +1,273 @@
+// convoy-fake cloud + daemons for real (root): loop devices, mkfs, mount(2)
+// inside each daemon's private mount namespace, failover between hosts, and
+// nothing left behind (no loop device, no mount, no process).
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/fakes/fake_process.h"
+#include "tests/fakes/raw_http.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace flexkit::fakes::testing {
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::string> LoopDevicesUnder(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir("/sys/block");
+  while (dirent* e = d ? ::readdir(d) : nullptr) {
+    std::string name = e->d_name;
+    if (name.rfind("loop", 0) != 0) continue;
+    std::ifstream f("/sys/block/" + name + "/loop/backing_file");
+    std::string backing;
+    if (std::getline(f, backing) && backing.rfind(dir, 0) == 0) out.push_back("/dev/" + name);
+  }
+  if (d) ::closedir(d);
+  return out;
+}
+
+// Mount points (field 5 of mountinfo) under `dir` in process `pid`'s namespace.
+std::vector<std::string> MountsUnder(pid_t pid, const std::string& dir) {
+  std::vector<std::string> out;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/mountinfo");
+  for (std::string line; std::getline(f, line);) {
+    std::istringstream fields(line);
+    std::string id, parent, devno, root, mount_point;
+    fields >> id >> parent >> devno >> root >> mount_point;
+    if (mount_point.rfind(dir, 0) == 0) out.push_back(mount_point);
+  }
+  return out;
+}
+
+class FakesEbsIntegration : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!flexkit::testing::IsRoot()) GTEST_SKIP() << "needs root: loop devices, mkfs and mounts";
+    cloud_ = std::make_unique<FakeProcess>(std::vector<std::string>{
+        ConvoyFakeBinary(), "cloud", "--socket", Path("cloud.sock"), "--state-dir", Path("cloud")});
+  }
+
+  void TearDown() override {
+    for (auto& [host, daemon] : daemons_) {
+      if (daemon->running()) {
+        EXPECT_EQ(0, daemon->Stop()) << "daemon " << host;
+      }
+    }
+    if (cloud_) {
+      // Whatever a test left attached is released here, then audited.
+      json state = Admin("GET", "/admin/state");
+      EXPECT_TRUE(state["Violations"].empty()) << state["Violations"].dump();
+      for (auto& v : state["Volumes"]) {
+        if (!v["Attachments"].empty()) {
+          Ec2("DetachVolume", {{"VolumeId", v["VolumeId"]}, {"Force", true}});
+        }
+      }
+      EXPECT_EQ(0, cloud_->Stop());
+      EXPECT_TRUE(LoopDevicesUnder(dir_.path()).empty());
+    }
+  }
+
+  std::string Path(const std::string& name) const { return dir_.path() + "/" + name; }
+
+  json Admin(const std::string& method, const std::string& path,
+             const json& body = json::object()) {
+    HttpConnection c(Path("cloud.sock"));
+    RawResponse r =
+        c.Request(method, path, method == "GET" ? std::nullopt : std::optional(body.dump()));
+    EXPECT_EQ(200, r.status) << path << ": " << r.body;
+    return json::parse(r.body);
+  }
+  json Ec2(const std::string& op, const json& body) { return Admin("POST", "/ec2/" + op, body); }
+
+  std::string StartHost(const std::string& host) {
+    std::string instance = Admin("POST", "/admin/instances", {{"Host", host}})["InstanceId"];
+    daemons_[host] = std::make_unique<FakeProcess>(std::vector<std::string>{
+        "/usr/bin/unshare", "--mount", "--propagation", "private", ConvoyFakeBinary(), "daemon",
+        "--socket", Path(host + ".sock"), "--state-dir", Path(host), "--drivers", "ebs", "--cloud",
+        Path("cloud.sock"), "--instance-id", instance, "--host", host});
+    instances_[host] = instance;
+    return instance;
+  }
+
+  RawResponse Convoy(const std::string& host, const std::string& method, const std::string& path,
+                     const json& body) {
+    HttpConnection c(Path(host + ".sock"));
+    return c.Request(method, path, body.dump(), "Convoy-Client/1");
+  }
+
+  // Runs a shell command inside the host daemon's mount namespace.
+  flexkit::testing::ProcessResult InHost(const std::string& host, const std::string& command) {
+    return flexkit::testing::RunProcess({"/usr/bin/nsenter", "--target",
+                                         std::to_string(daemons_[host]->pid()), "--mount",
+                                         "/bin/sh", "-c", command});
+  }
+
+  std::string CreateAndMount(const std::string& host, const json& create) {
+    RawResponse created = Convoy(host, "POST", "/v1/volumes/create", create);
+    EXPECT_EQ(200, created.status) << created.body;
+    RawResponse mounted =
+        Convoy(host, "POST", "/v1/volumes/mount", {{"VolumeName", create["Name"]}});
+    EXPECT_EQ(200, mounted.status) << mounted.body;
+    return mounted.body;
+  }
+
+  void Lifecycle(const std::string& fs) {
+    StartHost("a");
+    RawResponse created =
+        Convoy("a", "POST", "/v1/volumes/create",
+               {{"Name", "data"}, {"Size", 512LL << 20}, {"FSType", fs}, {"Verbose", true}});
+    ASSERT_EQ(200, created.status) << created.body;
+    json info = json::parse(created.body)["DriverInfo"];
+    EXPECT_EQ(Path("a") + "/dev/xvdf", info["Device"]);
+    EXPECT_EQ("in-use", info["State"]);
+    auto blkid =
+        flexkit::testing::RunProcess({"/sbin/blkid", "-o", "value", "-s", "TYPE", info["Device"]});
+    EXPECT_EQ(fs + "\n", blkid.out);
+    RawResponse mounted = Convoy("a", "POST", "/v1/volumes/mount", {{"VolumeName", "data"}});
+    ASSERT_EQ(200, mounted.status) << mounted.body;
+    std::string mp = mounted.body;
+    EXPECT_EQ(std::vector<std::string>{mp}, MountsUnder(daemons_["a"]->pid(), dir_.path()));
+    EXPECT_TRUE(MountsUnder(::getpid(), dir_.path()).empty())
+        << "mounted outside the private namespace";
+    auto wrote = InHost("a", "echo hello > " + mp + "/f && sync && cat " + mp + "/f");
+    EXPECT_EQ("hello\n", wrote.out) << wrote.err;
+    EXPECT_EQ(200, Convoy("a", "POST", "/v1/volumes/umount", {{"VolumeName", "data"}}).status);
+    EXPECT_TRUE(MountsUnder(daemons_["a"]->pid(), dir_.path()).empty());
+    EXPECT_EQ(200, Convoy("a", "DELETE", "/v1/volumes/", {{"VolumeName", "data"}}).status);
+    EXPECT_TRUE(LoopDevicesUnder(dir_.path()).empty());
+    EXPECT_TRUE(Admin("GET", "/admin/state")["Volumes"].empty());
+  }
+
+  flexkit::testing::TempDir dir_{"cf-ebs"};
+  std::unique_ptr<FakeProcess> cloud_;
+  std::map<std::string, std::unique_ptr<FakeProcess>> daemons_;
+  std::map<std::string, std::string> instances_;
+};
+
+TEST_F(FakesEbsIntegration, Ext4CreateAttachFormatMountWriteUnmountDetach) { Lifecycle("ext4"); }
+
+TEST_F(FakesEbsIntegration, XfsCreateAttachFormatMountWriteUnmountDetach) { Lifecycle("xfs"); }
+
+TEST_F(FakesEbsIntegration, AnotherFilesystemOnTheDeviceIsAnErrorNeverAReformat) {
+  StartHost("a");
+  std::string mp = CreateAndMount("a", {{"Name", "first"}, {"Size", 512LL << 20}});
+  InHost("a", "echo kept > " + mp + "/f && sync");
+  ASSERT_EQ(200, Convoy("a", "POST", "/v1/volumes/umount", {{"VolumeName", "first"}}).status);
+  std::string id = json::parse(Convoy("a", "GET", "/v1/volumes/", {{"VolumeName", "first"}})
+                                   .body)["DriverInfo"]["EBSVolumeID"];
+  ASSERT_EQ(
+      200, Convoy("a", "DELETE", "/v1/volumes/", {{"VolumeName", "first"}, {"ReferenceOnly", true}})
+               .status);
+  RawResponse refused = Convoy(
+      "a", "POST", "/v1/volumes/create",
+      {{"Name", "second"}, {"DriverName", "ebs"}, {"DriverVolumeID", id}, {"FSType", "xfs"}});
+  EXPECT_EQ(400, refused.status);
+  EXPECT_NE(std::string::npos, refused.body.find("refusing to reformat")) << refused.body;
+  EXPECT_TRUE(Ec2("DescribeVolumes", {{"VolumeIds", {id}}})["Volumes"][0]["Attachments"].empty())
+      << "a failed adoption must leave the volume detached";
+  std::string again = CreateAndMount("a", {{"Name", "second"}, {"DriverVolumeID", id}});
+  EXPECT_EQ("kept\n", InHost("a", "cat " + again + "/f").out);
+  ASSERT_EQ(200, Convoy("a", "POST", "/v1/volumes/umount", {{"VolumeName", "second"}}).status);
+  ASSERT_EQ(200, Convoy("a", "DELETE", "/v1/volumes/", {{"VolumeName", "second"}}).status);
+  Ec2("DeleteVolume", {{"VolumeId", id}});
+}
+
+TEST_F(FakesEbsIntegration, FailoverFromAStoppedInstanceKeepsTheDataAndALateDetachIsHarmless) {
+  std::string a = StartHost("a");
+  std::string b = StartHost("b");
+  std::string mp = CreateAndMount("a", {{"Name", "pv1"}, {"Size", 512LL << 20}});
+  ASSERT_EQ("", InHost("a", "echo precious > " + mp + "/data && sync").err);
+  std::string id = json::parse(Convoy("a", "GET", "/v1/volumes/", {{"VolumeName", "pv1"}})
+                                   .body)["DriverInfo"]["EBSVolumeID"];
+
+  RawResponse stolen =
+      Convoy("b", "POST", "/v1/volumes/create", {{"Name", "pv1"}, {"DriverVolumeID", id}});
+  EXPECT_EQ(400, stolen.status);
+  EXPECT_EQ(
+      "can't re-use ebs volumeID: " + id + " from instanceID: " + a + ", instance is running\n",
+      stolen.body);
+
+  Admin("POST", "/admin/instances/" + a + "/stop");
+  // Host a still has it mounted: the detach stays busy, so b forces it.
+  std::string mp_b = CreateAndMount("b", {{"Name", "pv1"}, {"DriverVolumeID", id}});
+  EXPECT_EQ("precious\n", InHost("b", "cat " + mp_b + "/data").out);
+  json attachment = Ec2("DescribeVolumes", {{"VolumeIds", {id}}})["Volumes"][0]["Attachments"][0];
+  EXPECT_EQ(b, attachment["InstanceId"]);
+
+  // The old host comes back and tears down late: b's attachment stays.
+  Admin("POST", "/admin/instances/" + a + "/start");
+  EXPECT_EQ(200, Convoy("a", "POST", "/v1/volumes/umount", {{"VolumeName", "pv1"}}).status);
+  EXPECT_EQ(200,
+            Convoy("a", "DELETE", "/v1/volumes/", {{"VolumeName", "pv1"}, {"ReferenceOnly", true}})
+                .status);
+  attachment = Ec2("DescribeVolumes", {{"VolumeIds", {id}}})["Volumes"][0]["Attachments"][0];
+  EXPECT_EQ(b, attachment["InstanceId"]);
+  EXPECT_EQ("attached", attachment["State"]);
+  EXPECT_EQ("precious\n", InHost("b", "cat " + mp_b + "/data").out);
+
+  ASSERT_EQ(200, Convoy("b", "POST", "/v1/volumes/umount", {{"VolumeName", "pv1"}}).status);
+  ASSERT_EQ(200, Convoy("b", "DELETE", "/v1/volumes/", {{"VolumeName", "pv1"}}).status);
+  Ec2("DeleteVolume", {{"VolumeId", id}});
+  EXPECT_TRUE(Admin("GET", "/admin/violations")["Violations"].empty());
+}
+
+TEST_F(FakesEbsIntegration, RestartedDaemonRemountsOnlyWhatIsStillAttachedHere) {
+  std::string a = StartHost("a");
+  std::string b = StartHost("b");
+  std::string mp1 = CreateAndMount("a", {{"Name", "stays"}, {"Size", 512LL << 20}});
+  std::string mp2 = CreateAndMount("a", {{"Name", "moves"}, {"Size", 512LL << 20}});
+  std::string moving = json::parse(Convoy("a", "GET", "/v1/volumes/", {{"VolumeName", "moves"}})
+                                       .body)["DriverInfo"]["EBSVolumeID"];
+  ASSERT_EQ(0, daemons_["a"]->Stop());  // the host's namespace and its mounts are gone
+  Admin("POST", "/admin/instances/" + a + "/stop");
+  std::string mp_b = CreateAndMount("b", {{"Name", "moves"}, {"DriverVolumeID", moving}});
+  Admin("POST", "/admin/instances/" + a + "/start");
+  StartHost("a");
+  EXPECT_EQ(std::vector<std::string>{mp1}, MountsUnder(daemons_["a"]->pid(), dir_.path()));
+  json moved = json::parse(Convoy("a", "GET", "/v1/volumes/", {{"VolumeName", "moves"}}).body);
+  EXPECT_EQ("false", moved["DriverInfo"]["Attached"]);
+  EXPECT_EQ("", moved["MountPoint"]);
+  EXPECT_EQ(b, Ec2("DescribeVolumes",
+                   {{"VolumeIds", {moving}}})["Volumes"][0]["Attachments"][0]["InstanceId"]);
+  for (const char* name : {"stays"}) {
+    ASSERT_EQ(200, Convoy("a", "POST", "/v1/volumes/umount", {{"VolumeName", name}}).status);
+    ASSERT_EQ(200, Convoy("a", "DELETE", "/v1/volumes/", {{"VolumeName", name}}).status);
+  }
+  ASSERT_EQ(
+      200, Convoy("a", "DELETE", "/v1/volumes/", {{"VolumeName", "moves"}, {"ReferenceOnly", true}})
+               .status);
+  ASSERT_EQ(200, Convoy("b", "POST", "/v1/volumes/umount", {{"VolumeName", "moves"}}).status);
+  ASSERT_EQ(200, Convoy("b", "DELETE", "/v1/volumes/", {{"VolumeName", "moves"}}).status);
+  Ec2("DeleteVolume", {{"VolumeId", moving}});
+}
+
+TEST_F(FakesEbsIntegration, CloudKilledWithSigkillAccountsForEveryVolumeAndLoopDevice) {
+  std::string a = Admin("POST", "/admin/instances", {{"Host", "a"}})["InstanceId"];
+  std::string v1 = Ec2("CreateVolume", {{"Size", 1}})["VolumeId"];
+  std::string v2 = Ec2("CreateVolume", {{"Size", 1}})["VolumeId"];
+  std::string loop = Ec2("AttachVolume", {{"VolumeId", v1}, {"InstanceId", a}})["LoopDevice"];
+  cloud_->Kill();
+  cloud_ = std::make_unique<FakeProcess>(std::vector<std::string>{
+      ConvoyFakeBinary(), "cloud", "--socket", Path("cloud.sock"), "--state-dir", Path("cloud")});
+  json state = Admin("GET", "/admin/state");
+  ASSERT_EQ(2u, state["Volumes"].size());
+  json attached = Ec2("DescribeVolumes", {{"VolumeIds", {v1}}})["Volumes"][0];
+  EXPECT_EQ(a, attached["Attachments"][0]["InstanceId"]);
+  EXPECT_EQ(loop, attached["Attachments"][0]["LoopDevice"]);
+  EXPECT_EQ("available", Ec2("DescribeVolumes", {{"VolumeIds", {v2}}})["Volumes"][0]["State"]);
+  EXPECT_EQ(std::vector<std::string>{loop}, LoopDevicesUnder(dir_.path()));
+  Ec2("DetachVolume", {{"VolumeId", v1}, {"InstanceId", a}});
+  Ec2("DeleteVolume", {{"VolumeId", v1}});
+  Ec2("DeleteVolume", {{"VolumeId", v2}});
+  EXPECT_TRUE(LoopDevicesUnder(dir_.path()).empty());
+}
+
+}  // namespace
+}  // namespace flexkit::fakes::testing
