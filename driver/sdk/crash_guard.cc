@@ -12,6 +12,7 @@
 
 #include "driver/sdk/secrets.h"
 #include "driver/sdk/status.h"
+#include "driver/sdk/write_fully.h"
 
 namespace flexvolume {
 namespace {
@@ -33,21 +34,12 @@ std::string g_signal_replies[kSignalCount];
 std::atomic<bool> g_replied{false};
 std::atomic<int> g_exit_code{1};
 
-void WriteAll(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-}
 
 void OnFatalSignal(int signo) {
   if (g_replied.exchange(true)) _exit(g_exit_code.load());
   for (int i = 0; i < kSignalCount; ++i) {
     if (kFatalSignals[i].number == signo) {
-      WriteAll(g_reply_fd, g_signal_replies[i].data(), g_signal_replies[i].size());
+      WriteFully(g_reply_fd, g_signal_replies[i].data(), g_signal_replies[i].size());
     }
   }
   _exit(1);
@@ -74,7 +66,7 @@ std::string CurrentExceptionText() {
   } catch (...) {
     reply = "{\"status\":\"Failure\",\"message\":\"the driver failed\"}\n";
   }
-  WriteAll(g_reply_fd, reply.data(), reply.size());
+  WriteFully(g_reply_fd, reply.data(), reply.size());
   _exit(1);
 }
 

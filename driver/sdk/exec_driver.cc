@@ -10,6 +10,7 @@
 
 #include "driver/sdk/crash_guard.h"
 #include "driver/sdk/logging.h"
+#include "driver/sdk/write_fully.h"
 
 namespace flexvolume {
 namespace {
@@ -32,17 +33,6 @@ int IsolateStdio() {
   return reply_fd;
 }
 
-void WriteAll(int fd, const std::string& text) {
-  const char* data = text.data();
-  size_t size = text.size();
-  while (size > 0) {
-    ssize_t n = write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-}
 
 }  // namespace
 
@@ -76,7 +66,7 @@ void ExecDriver(Driver& driver, int argc, char** argv, const ExecConfig& config)
   if (ClaimReply(exit_code)) {
     // A reader that went away must not turn into a SIGPIPE death.
     signal(SIGPIPE, SIG_IGN);
-    WriteAll(reply_fd, text);
+    WriteFully(reply_fd, text.data(), text.size());
   }
   _exit(exit_code);
 }
