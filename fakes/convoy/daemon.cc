@@ -6,6 +6,7 @@
 #include "fakes/convoy/names.h"
 #include "fakes/convoy/objectstore.h"
 #include "fakes/convoy/request_types.h"
+#include "fakes/convoy/volume_json.h"
 
 namespace flexkit::fakes::convoy {
 namespace {
@@ -33,92 +34,6 @@ nlohmann::ordered_json InfoJson(const InfoMap& info, const std::string& driver) 
 }
 
 Response Empty() { return GoText(""); }
-
-// Appends `info` plus "Driver" as Go indents a map[string]string at `depth`
-// (keys sorted). Hand-written: listing 10,000 volumes must take milliseconds.
-void AppendInfo(std::string& out, const InfoMap& info, const std::string& driver, int depth) {
-  bool driver_done = false, first = true;
-  auto entry = [&](const std::string& k, const std::string& v) {
-    out.append(first ? "\n" : ",\n");
-    first = false;
-    out.append(static_cast<size_t>(depth) + 1, '\t');
-    AppendGoQuoted(out, k);
-    out.append(": ");
-    AppendGoQuoted(out, v);
-  };
-  out.push_back('{');
-  for (const auto& [k, v] : info) {
-    if (!driver_done && k > "Driver") {
-      entry("Driver", driver);
-      driver_done = true;
-    }
-    if (k != "Driver") entry(k, v);
-  }
-  if (!driver_done) entry("Driver", driver);
-  out.push_back('\n');
-  out.append(static_cast<size_t>(depth), '\t');
-  out.push_back('}');
-}
-
-const std::string& Lookup(const InfoMap& info, const char* key) {
-  static const std::string kEmpty;
-  auto it = info.find(key);
-  return it == info.end() ? kEmpty : it->second;
-}
-
-// Appends `"key": ` on a new line at `depth` + 1.
-void AppendKey(std::string& out, std::string_view key, int depth, bool first = false) {
-  out.append(first ? "\n" : ",\n");
-  out.append(static_cast<size_t>(depth) + 1, '\t');
-  out.push_back('"');
-  out.append(key);
-  out.append("\": ");
-}
-
-// A VolumeResponse as Go indents it at `depth`.
-void AppendVolumeResponse(std::string& out, const std::string& name, const std::string& driver,
-                          const VolumeListing& listing, int depth) {
-  out.push_back('{');
-  AppendKey(out, "Name", depth, true);
-  AppendGoQuoted(out, name);
-  AppendKey(out, "Driver", depth);
-  AppendGoQuoted(out, driver);
-  AppendKey(out, "MountPoint", depth);
-  AppendGoQuoted(out, Lookup(listing.info, "MountPoint"));
-  AppendKey(out, "CreatedTime", depth);
-  AppendGoQuoted(out, Lookup(listing.info, "VolumeCreatedAt"));
-  AppendKey(out, "DriverInfo", depth);
-  AppendInfo(out, listing.info, driver, depth + 1);
-  AppendKey(out, "Snapshots", depth);
-  if (listing.snapshots.empty()) {
-    out.append("{}");
-  } else {
-    out.push_back('{');
-    bool first = true;
-    for (const auto& [sname, sinfo] : listing.snapshots) {
-      out.append(first ? "\n" : ",\n");
-      first = false;
-      out.append(static_cast<size_t>(depth) + 2, '\t');
-      AppendGoQuoted(out, sname);
-      out.append(": {");
-      AppendKey(out, "Name", depth + 2, true);
-      AppendGoQuoted(out, sname);
-      AppendKey(out, "CreatedTime", depth + 2);
-      AppendGoQuoted(out, Lookup(sinfo, "SnapshotCreatedAt"));
-      AppendKey(out, "DriverInfo", depth + 2);
-      AppendInfo(out, sinfo, driver, depth + 3);
-      out.push_back('\n');
-      out.append(static_cast<size_t>(depth) + 2, '\t');
-      out.push_back('}');
-    }
-    out.push_back('\n');
-    out.append(static_cast<size_t>(depth) + 1, '\t');
-    out.push_back('}');
-  }
-  out.push_back('\n');
-  out.append(static_cast<size_t>(depth), '\t');
-  out.push_back('}');
-}
 
 // gorilla/mux's cleanPath: path.Clean, keeping a trailing slash.
 std::string MuxCleanPath(const std::string& p) {
@@ -354,7 +269,10 @@ Response ConvoyDaemon::VolumeList(const http::Request& request) {
     AppendGoQuoted(body, name);
     body.append(": ");
     const auto& [driver, listing] = entry;
-    if (raw) {
+    const std::string& rendered = raw ? listing->info_json : listing->response_json;
+    if (!rendered.empty()) {
+      body.append(rendered);
+    } else if (raw) {
       AppendInfo(body, listing->info, driver->Name(), 1);
     } else {
       AppendVolumeResponse(body, name, driver->Name(), *listing, 1);
@@ -370,7 +288,9 @@ Response ConvoyDaemon::VolumeInspect(const std::string& body) {
   NameLocks::Guard guard(volume_locks_, name);
   VolumeDriver* driver = FindVolume(name);
   if (driver == nullptr) throw ConvoyError("Volume not found.", 404);
-  VolumeListing listing{*driver->VolumeInfo(name), driver->Snapshots(name)};
+  VolumeListing listing;
+  listing.info = *driver->VolumeInfo(name);
+  listing.snapshots = driver->Snapshots(name);
   return GoText(VolumeResponse(name, *driver, listing));
 }
 
@@ -418,7 +338,9 @@ Response ConvoyDaemon::VolumeCreate(const std::string& body) {
   spdlog::info("created volume {} with driver {}", name, driver_name);
   if (!req.Bool("Verbose")) return GoText(name);
   VolumeDriver* driver = FindDriver(driver_name);
-  VolumeListing listing{*driver->VolumeInfo(name), driver->Snapshots(name)};
+  VolumeListing listing;
+  listing.info = *driver->VolumeInfo(name);
+  listing.snapshots = driver->Snapshots(name);
   return GoText(VolumeResponse(name, *driver, listing));
 }
 

@@ -35,7 +35,12 @@ EbsDriver::EbsDriver(EbsConfig config, Mounter& mounter)
     : config_(std::move(config)), mounter_(mounter), cloud_(config_.cloud_socket) {
   MakeDirs(config_.root, 0700);
   MakeDirs(config_.dev_dir, 0755);
-  Call("DescribeInstances", {{"InstanceIds", {config_.instance_id}}});
+  try {
+    Call("DescribeInstances", {{"InstanceIds", {config_.instance_id}}});
+  } catch (const std::exception& e) {
+    throw std::runtime_error("start ebs driver for instance " + config_.instance_id + " on cloud " +
+                             config_.cloud_socket + ": " + e.what());
+  }
   Reconcile();
 }
 
@@ -435,8 +440,11 @@ std::map<std::string, std::shared_ptr<const VolumeListing>> EbsDriver::List() {
       continue;
     }
     std::string name = file.substr(kPrefix.size(), file.size() - kPrefix.size() - 5);
-    if (auto r = Load(name))
-      out[name] = std::make_shared<VolumeListing>(VolumeListing{InfoOf(*r), {}});
+    if (auto r = Load(name)) {
+      auto listing = std::make_shared<VolumeListing>();
+      listing->info = InfoOf(*r);
+      out[name] = std::move(listing);
+    }
   }
   ::closedir(dir);
   return out;

@@ -14,6 +14,7 @@
 #include "fakes/common/process.h"
 #include "fakes/convoy/names.h"
 #include "fakes/convoy/objectstore.h"
+#include "fakes/convoy/volume_json.h"
 
 namespace flexkit::fakes::convoy {
 namespace {
@@ -121,7 +122,7 @@ void VfsDriver::RefreshLocked() {
                                 s.value("VolumeUUID", ""), s.value("FilePath", "")};
         }
       }
-      fresh[path] = MakeCached(std::move(v));
+      fresh[path] = MakeCached(std::move(v), path);
     } catch (const std::exception&) {
       // A record being replaced or a foreign file: not a volume.
     }
@@ -141,10 +142,17 @@ std::optional<VfsDriver::Volume> VfsDriver::Load(const std::string& name) {
   return it->second.volume;
 }
 
-VfsDriver::Cached VfsDriver::MakeCached(Volume v) {
+VfsDriver::Cached VfsDriver::MakeCached(Volume v, const std::string& file) {
   auto listing = std::make_shared<VolumeListing>();
   listing->info = InfoOf(v);
   for (const auto& [sname, snap] : v.snapshots) listing->snapshots[sname] = SnapshotInfoOf(snap);
+  // Listed under the name its record file gives.
+  std::string base = file.substr(file.rfind('/') + 1);
+  if (base.rfind(kPrefix, 0) == 0 && base.size() > kPrefix.size() + kSuffix.size()) {
+    std::string name = base.substr(kPrefix.size(), base.size() - kPrefix.size() - kSuffix.size());
+    AppendInfo(listing->info_json, listing->info, "vfs", 1);
+    AppendVolumeResponse(listing->response_json, name, "vfs", *listing, 1);
+  }
   return {std::move(v), std::move(listing)};
 }
 
@@ -185,7 +193,7 @@ void VfsDriver::NoteOwnChange(const std::string& file, const Volume* volume) {
   // seen rather than re-reading every record.
   config_dir_mtime_ = MtimeOf(config_dir_);
   if (volume) {
-    cache_[file] = MakeCached(*volume);
+    cache_[file] = MakeCached(*volume, file);
   } else {
     cache_.erase(file);
   }

@@ -79,7 +79,7 @@ class VfsDriver : public VolumeDriver {
     Volume volume;
     std::shared_ptr<const VolumeListing> listing;  // built once per change
   };
-  static Cached MakeCached(Volume v);
+  static Cached MakeCached(Volume v, const std::string& file);
   std::map<std::string, Cached> cache_;  // by record file path
   timespec config_dir_mtime_{};
 };

@@ -42,6 +42,9 @@ struct MountRequest {
 struct VolumeListing {
   InfoMap info;                              // as VolumeInfo returns it
   std::map<std::string, InfoMap> snapshots;  // as Snapshots returns them
+  // Optionally pre-rendered (volume_json.h, depth 1) by a driver that caches
+  // its listings: the list entry with ?driver=1 and without.
+  std::string info_json, response_json;
 };
 
 class VolumeDriver {
