@@ -130,8 +130,8 @@ int RunDaemon(const CommonFlags& common, const DaemonFlags& flags) {
   http::UnixServer server(server_options,
                           [&daemon](const http::Request& r) { return daemon.Handle(r); });
   server.Start();
-  spdlog::info("convoy-fake daemon ready on {} (root {}, drivers {})", common.socket, root,
-               flags.drivers);
+  spdlog::info("convoy-fake daemon for host '{}' ready on {} (root {}, drivers {})", flags.host,
+               common.socket, root, flags.drivers);
   std::cout << "convoy-fake daemon ready on " << common.socket << std::endl;
   int sig = WaitForStop(stop);
   spdlog::info("stopping on signal {}", sig);
