@@ -52,7 +52,8 @@ std::string StatusText(int status) {
 
 }  // namespace
 
-BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv, const std::string& log_path,
+BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
+                                     const std::string& log_path,
                                      const std::map<std::string, std::string>& env)
     : pid_(Spawn(argv, log_path, env)), name_(argv.front()) {}
 

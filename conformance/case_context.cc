@@ -71,7 +71,8 @@ CaseContext::~CaseContext() = default;
 
 sim::Node& CaseContext::node(std::size_t i) {
   if (i >= nodes_.size()) {
-    Skip("needs " + std::to_string(i + 1) + " nodes; the profile has " + std::to_string(nodes_.size()));
+    Skip("needs " + std::to_string(i + 1) + " nodes; the profile has " +
+         std::to_string(nodes_.size()));
   }
   return *nodes_[i];
 }
@@ -167,7 +168,8 @@ sim::CallResult CaseContext::Call(sim::Node& n, const sim::Args& args, const std
     redactor = redactor_;
     secrets = secrets_;
   }
-  sim::CallResult r = invoker.Call(n, component, executable.empty() ? profile_.driver : executable, args, redactor);
+  sim::CallResult r =
+      invoker.Call(n, component, executable.empty() ? profile_.driver : executable, args, redactor);
   const sim::ProcessResult& process = capturing.last();
   driver_time_ms_ += process.duration.count();
 
@@ -178,7 +180,8 @@ sim::CallResult CaseContext::Call(sim::Node& n, const sim::Args& args, const std
          verb + ": " + r.harness_problem);
   }
   if (!process.spawn_error.empty()) {
-    Fail("F27 (protocol §1: the driver must be executable)", verb + ": exec failed: " + process.spawn_error);
+    Fail("F27 (protocol §1: the driver must be executable)",
+         verb + ": exec failed: " + process.spawn_error);
   }
   // The unredacted output, searched for secrets: the transcript only holds
   // the redacted copy, so the raw bytes are checked here before anyone sees them.
@@ -195,13 +198,14 @@ sim::CallResult CaseContext::Call(sim::Node& n, const sim::Args& args, const std
   for (const auto& w : r.verdict.warnings) Warn(verb + ": " + w);
 
   std::lock_guard lock(mutex_);
-  const std::string answer = r.verdict.outcome == sim::Outcome::kNotSupported ? "not_supported" : "supported";
+  const std::string answer =
+      r.verdict.outcome == sim::Outcome::kNotSupported ? "not_supported" : "supported";
   auto [it, first] = first_answer_.emplace(verb, answer);
   if (!first && it->second != answer) {
-    throw CaseFailure("F7 (protocol §3.2: kubelet caches Not supported for the plugin's lifetime)",
-                      verb + ": answered " + (answer == "supported" ? "" : "Not supported ") +
-                          "now but " + (it->second == "supported" ? "something else" : "Not supported") +
-                          " before");
+    throw CaseFailure(
+        "F7 (protocol §3.2: kubelet caches Not supported for the plugin's lifetime)",
+        verb + ": answered " + (answer == "supported" ? "" : "Not supported ") + "now but " +
+            (it->second == "supported" ? "something else" : "Not supported") + " before");
   }
   return r;
 }
@@ -213,7 +217,8 @@ sim::CallResult CaseContext::Require(sim::Node& n, const sim::Args& args, const 
   return r;
 }
 
-PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec, const sim::MountExtras& pod) {
+PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
+                             const sim::MountExtras& pod) {
   PodVolume v;
   v.node = &n;
   v.spec = spec;
@@ -225,18 +230,20 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec, const si
     auto attached = Require(n, argv_.Attach(json, n.name()),
                             "F8 (protocol §7: an attachable driver attaches)", component);
     v.device = attached.verdict.status ? attached.verdict.status->device : "";
-    tracker_.Push("detach " + spec.name + " from " + n.name(), [this, &n, spec] { Detach(n, spec); });
+    tracker_.Push("detach " + spec.name + " from " + n.name(),
+                  [this, &n, spec] { Detach(n, spec); });
     auto waited = Require(n, argv_.WaitForAttach(v.device, json),
                           "F8 (protocol §7: waitforattach returns the device)");
-    if (waited.verdict.status && !waited.verdict.status->device.empty()) v.device = waited.verdict.status->device;
+    if (waited.verdict.status && !waited.verdict.status->device.empty())
+      v.device = waited.verdict.status->device;
     v.global_path = paths.DeviceMountPath(spec.name);
     // prepareForMount: 0750, and no call when it is already a mount point.
     n.mounter().MakeDirs(v.global_path, 0750);
     if (!n.mounter().IsMountPoint(v.global_path)) {
       auto md = Call(n, argv_.MountDevice(v.global_path, v.device, json));
       if (md.not_supported()) {
-        n.mounter().FormatAndMount(v.device, v.global_path, spec.fs_type.empty() ? "ext4" : spec.fs_type,
-                                   spec.read_only);
+        n.mounter().FormatAndMount(v.device, v.global_path,
+                                   spec.fs_type.empty() ? "ext4" : spec.fs_type, spec.read_only);
       } else if (!md.ok()) {
         Fail("F19 (protocol §7: mountdevice mounts the device)", "mountdevice failed: " + Why(md));
       }
@@ -294,7 +301,8 @@ void CaseContext::TearDownPod(PodVolume& v) {
   try {
     n.mounter().RemoveDir(v.pod_dir);
   } catch (const std::exception& e) {
-    Fail("F11 (kubelet removes the pod dir after unmount)", std::string("rmdir after unmount: ") + e.what());
+    Fail("F11 (kubelet removes the pod dir after unmount)",
+         std::string("rmdir after unmount: ") + e.what());
   }
 }
 

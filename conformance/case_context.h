@@ -77,11 +77,13 @@ class CaseContext {
 
   // One driver call with the per-verb deadline and the universal checks.
   // `executable` empty: the profile's driver.
-  sim::CallResult Call(sim::Node& n, const sim::Args& args, const std::string& component = "kubelet",
+  sim::CallResult Call(sim::Node& n, const sim::Args& args,
+                       const std::string& component = "kubelet",
                        const std::string& executable = "");
   // Call that must succeed; otherwise FAIL under `rule`.
   sim::CallResult Require(sim::Node& n, const sim::Args& args, const std::string& rule,
-                          const std::string& component = "kubelet", const std::string& executable = "");
+                          const std::string& component = "kubelet",
+                          const std::string& executable = "");
 
   // kubelet's path to a usable pod volume: attach (+waitforattach,
   // mountdevice) for attachable drivers, then mount or the bind-mount

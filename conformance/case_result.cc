@@ -4,10 +4,14 @@ namespace flexkit::conform {
 
 const char* GradeName(Grade grade) {
   switch (grade) {
-    case Grade::kPass: return "PASS";
-    case Grade::kFail: return "FAIL";
-    case Grade::kSkip: return "SKIP";
-    case Grade::kWarn: return "WARN";
+    case Grade::kPass:
+      return "PASS";
+    case Grade::kFail:
+      return "FAIL";
+    case Grade::kSkip:
+      return "SKIP";
+    case Grade::kWarn:
+      return "WARN";
   }
   return "?";
 }
@@ -47,7 +51,8 @@ std::string FormatCalls(const nlohmann::ordered_json& transcript, std::size_t ma
     if (e.contains("harness_problem") && e["harness_problem"].is_string())
       out += "\n      harness: " + e["harness_problem"].get<std::string>();
     for (const char* key : {"mounts_added", "mounts_removed"}) {
-      if (e.contains(key) && !e[key].empty()) out += std::string("\n      ") + key + ": " + e[key].dump();
+      if (e.contains(key) && !e[key].empty())
+        out += std::string("\n      ") + key + ": " + e[key].dump();
     }
     out += "\n";
   }

@@ -15,7 +15,7 @@ struct CaseResult {
   std::vector<std::string> tags;
   Grade grade = Grade::kPass;
   std::string reason;  // SKIP: why; FAIL: what was wrong; WARN: the warnings, joined
-  std::string rule;    // FAIL/WARN: the rule broken, e.g. "F10 (protocol §7: unmount is idempotent)"
+  std::string rule;  // FAIL/WARN: the rule broken, e.g. "F10 (protocol §7: unmount is idempotent)"
   std::vector<std::string> warnings;
   std::chrono::milliseconds duration{0};
   std::chrono::milliseconds driver_time{0};  // spent inside driver processes

@@ -12,8 +12,8 @@
 namespace flexkit::conform {
 
 struct Case {
-  std::string name;               // "group/what-it-checks"
-  std::vector<std::string> tags;  // "protocol", "lifecycle", ..., "root", "slow"
+  std::string name;                        // "group/what-it-checks"
+  std::vector<std::string> tags;           // "protocol", "lifecycle", ..., "root", "slow"
   std::vector<std::string> failure_modes;  // "F9", ... (anchors §6)
   // Empty when the case applies to the profile; otherwise the SKIP reason.
   std::function<std::string(const DriverProfile&)> applies;
@@ -43,7 +43,8 @@ void AddInstallCases(std::vector<Case>& cases);
 
 // Writes a file through the pod directory and reads it back (the volume
 // is usable); FAIL otherwise.
-void CheckDataRoundTrip(CaseContext& c, const PodVolume& v, const std::string& file = "flexconform.txt");
+void CheckDataRoundTrip(CaseContext& c, const PodVolume& v,
+                        const std::string& file = "flexconform.txt");
 // Runs what the tracker still holds (the case's teardown); FAIL on errors.
 void TearDownAll(CaseContext& c);
 

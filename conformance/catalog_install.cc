@@ -27,17 +27,21 @@ void HotInstall(CaseContext& c) {
   std::filesystem::create_directories(dir);
   const auto target = dir / sim::ExecutableName(name);
   const auto staging = dir / ("." + sim::ExecutableName(name) + ".installing");
-  std::filesystem::copy_file(c.profile().driver, target, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(c.profile().driver, target,
+                             std::filesystem::copy_options::overwrite_existing);
   c.tracker().Push("remove " + dir.string(), [dir] { std::filesystem::remove_all(dir); });
   std::atomic<bool> done{false};
   std::thread installer([&] {
     for (int i = 0; i < 5 && !done; ++i) {
-      std::filesystem::copy_file(c.profile().driver, staging, std::filesystem::copy_options::overwrite_existing);
+      std::filesystem::copy_file(c.profile().driver, staging,
+                                 std::filesystem::copy_options::overwrite_existing);
       std::filesystem::rename(staging, target);
     }
   });
   try {
-    for (int i = 0; i < 5; ++i) c.Require(n, c.argv().Init(), "F27 (protocol §1: init answers during an install)", "kubelet", target.string());
+    for (int i = 0; i < 5; ++i)
+      c.Require(n, c.argv().Init(), "F27 (protocol §1: init answers during an install)", "kubelet",
+                target.string());
   } catch (...) {
     done = true;
     installer.join();

@@ -35,13 +35,16 @@ void InitReply(CaseContext& c) {
   if (c.profile().capabilities && !(*status.capabilities == *c.profile().capabilities)) {
     c.Fail("F8 (protocol §3.3: capabilities match the driver)",
            "init capabilities " + sim::CapabilitiesToJson(*status.capabilities).dump() +
-               " differ from the profile's " + sim::CapabilitiesToJson(*c.profile().capabilities).dump());
+               " differ from the profile's " +
+               sim::CapabilitiesToJson(*c.profile().capabilities).dump());
   }
   if (CountFiles(n.kubelet_root()) + CountFiles(n.plugin_dir()) != before) {
-    c.Fail("protocol §2: init is side-effect free", "init created files in the node's kubelet or plugin dir");
+    c.Fail("protocol §2: init is side-effect free",
+           "init created files in the node's kubelet or plugin dir");
   }
   if (took > std::chrono::seconds(2)) {
-    c.Warn("init took " + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()) +
+    c.Warn("init took " +
+           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()) +
            " ms: kubelet probes on every change in the plugin dir, init should be instant");
   }
 }
@@ -50,7 +53,8 @@ void UnknownVerb(CaseContext& c) {
   for (const std::string verb : {"flexconform-no-such-verb", "expandvolume", "expandfs"}) {
     sim::Args args{verb};
     if (verb == "expandvolume") args = {verb, "{}", "/nonexistent", "2147483648", "1073741824"};
-    if (verb == "expandfs") args = {verb, "{}", "/dev/null", "/nonexistent", "2147483648", "1073741824"};
+    if (verb == "expandfs")
+      args = {verb, "{}", "/dev/null", "/nonexistent", "2147483648", "1073741824"};
     for (int i = 0; i < c.repeat(); ++i) {
       auto r = c.Call(c.node(), args);
       if (verb.rfind("flexconform", 0) == 0 && !r.not_supported()) {
@@ -73,9 +77,15 @@ void GetVolumeName(CaseContext& c) {
 }  // namespace
 
 void AddProtocolCases(std::vector<Case>& cases) {
-  cases.push_back({"protocol/init-reply", {"protocol", "init"}, {"F1", "F3", "F4", "F5", "F8"}, Always, InitReply});
-  cases.push_back({"protocol/unknown-verb-not-supported", {"protocol"}, {"F6", "F7"}, Always, UnknownVerb});
-  cases.push_back({"protocol/getvolumename-never-fails", {"protocol"}, {"F29"}, Always, GetVolumeName});
+  cases.push_back({"protocol/init-reply",
+                   {"protocol", "init"},
+                   {"F1", "F3", "F4", "F5", "F8"},
+                   Always,
+                   InitReply});
+  cases.push_back(
+      {"protocol/unknown-verb-not-supported", {"protocol"}, {"F6", "F7"}, Always, UnknownVerb});
+  cases.push_back(
+      {"protocol/getvolumename-never-fails", {"protocol"}, {"F29"}, Always, GetVolumeName});
 }
 
 }  // namespace flexkit::conform

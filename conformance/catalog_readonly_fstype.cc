@@ -19,14 +19,17 @@ void ReadOnlyEnforced(CaseContext& c) {
   }
   if (wrote) {
     c.Fail("F18 (protocol §4: readwrite=ro mounts read-only)",
-           "a write through " + v.pod_dir + " succeeded (mount options: " + c.MountOptions(n, v.pod_dir) + ")");
+           "a write through " + v.pod_dir +
+               " succeeded (mount options: " + c.MountOptions(n, v.pod_dir) + ")");
   }
   TearDownAll(c);
 }
 
 std::string NeedsFsTypes(const DriverProfile& p, std::size_t count) {
-  if (!p.attachable()) return "capability: attach:false (the driver, not a device, decides the filesystem)";
-  if (p.fs_types.size() < count) return "profile: fsTypes lists fewer than " + std::to_string(count) + " types";
+  if (!p.attachable())
+    return "capability: attach:false (the driver, not a device, decides the filesystem)";
+  if (p.fs_types.size() < count)
+    return "profile: fsTypes lists fewer than " + std::to_string(count) + " types";
   return "";
 }
 
@@ -44,7 +47,9 @@ void FsTypeHonoured(CaseContext& c) {
     spec.fs_type = fs;
     auto v = c.SetUp(n, spec, c.Pod("pod"));
     const std::string got = FsOf(n, v.global_path);
-    if (got != fs) c.Fail("F19 (protocol §4: kubernetes.io/fsType is honoured)", "asked for " + fs + ", device mounted as '" + got + "'");
+    if (got != fs)
+      c.Fail("F19 (protocol §4: kubernetes.io/fsType is honoured)",
+             "asked for " + fs + ", device mounted as '" + got + "'");
     TearDownAll(c);
   }
 }
@@ -59,8 +64,11 @@ void NeverReformat(CaseContext& c) {
   auto other = spec;
   other.fs_type = c.profile().fs_types[1];
   const std::string json = c.Json(other);
-  auto a = c.Require(n, c.argv().Attach(json, n.name()), "protocol §7: attach succeeds", "controller");
-  c.tracker().Push("detach " + other.name, [&c, &n, other] { c.Call(n, c.argv().Detach(other.name, n.name()), "controller"); });
+  auto a =
+      c.Require(n, c.argv().Attach(json, n.name()), "protocol §7: attach succeeds", "controller");
+  c.tracker().Push("detach " + other.name, [&c, &n, other] {
+    c.Call(n, c.argv().Detach(other.name, n.name()), "controller");
+  });
   const std::string device = a.verdict.status->device;
   const std::string global = c.Paths(n).DeviceMountPath(other.name);
   n.mounter().MakeDirs(global, 0750);
@@ -72,22 +80,32 @@ void NeverReformat(CaseContext& c) {
   const std::string fs = FsOf(n, global);
   if (md.ok() && fs == other.fs_type) {
     c.Fail("F19 (protocol §7: an existing filesystem is never reformatted)",
-           "the device held " + spec.fs_type + " with data; mountdevice with fsType " + other.fs_type + " reformatted it");
+           "the device held " + spec.fs_type + " with data; mountdevice with fsType " +
+               other.fs_type + " reformatted it");
   }
-  if (md.ok()) c.Warn("mountdevice with fsType " + other.fs_type + " on a " + fs + " device succeeded without saying so");
+  if (md.ok())
+    c.Warn("mountdevice with fsType " + other.fs_type + " on a " + fs +
+           " device succeeded without saying so");
   TearDownAll(c);
 }
 
 }  // namespace
 
 void AddReadOnlyCases(std::vector<Case>& cases) {
-  cases.push_back({"readonly/write-fails", {"readonly", "root"}, {"F18"}, Always, ReadOnlyEnforced});
+  cases.push_back(
+      {"readonly/write-fails", {"readonly", "root"}, {"F18"}, Always, ReadOnlyEnforced});
 }
 
 void AddFsTypeCases(std::vector<Case>& cases) {
-  cases.push_back({"fstype/honoured", {"fstype", "root"}, {"F19"}, [](const DriverProfile& p) { return NeedsFsTypes(p, 1); },
+  cases.push_back({"fstype/honoured",
+                   {"fstype", "root"},
+                   {"F19"},
+                   [](const DriverProfile& p) { return NeedsFsTypes(p, 1); },
                    FsTypeHonoured});
-  cases.push_back({"fstype/never-reformat", {"fstype", "root"}, {"F19"}, [](const DriverProfile& p) { return NeedsFsTypes(p, 2); },
+  cases.push_back({"fstype/never-reformat",
+                   {"fstype", "root"},
+                   {"F19"},
+                   [](const DriverProfile& p) { return NeedsFsTypes(p, 2); },
                    NeverReformat});
 }
 

@@ -32,12 +32,14 @@ void PrefixSharingPaths(CaseContext& c) {
   auto shorter = c.SetUp(n, c.Volume(base), pod);
   if (!n.mounter().IsMountPoint(shorter.pod_dir) && shorter.driver_mounted) {
     c.Fail("F25 (protocol §7: mount state is exact, not a path prefix)",
-           "mount of " + shorter.pod_dir + " said Success but mounted nothing while " + longer.pod_dir + " was mounted");
+           "mount of " + shorter.pod_dir + " said Success but mounted nothing while " +
+               longer.pod_dir + " was mounted");
   }
   CheckDataRoundTrip(c, shorter);
   c.tracker().RunNow(shorter.pod_undo);
   if (!n.mounter().IsMountPoint(longer.pod_dir)) {
-    c.Fail("F25 (protocol §7: unmount touches only its own dir)", "unmount of " + shorter.pod_dir + " unmounted " + longer.pod_dir);
+    c.Fail("F25 (protocol §7: unmount touches only its own dir)",
+           "unmount of " + shorter.pod_dir + " unmounted " + longer.pod_dir);
   }
   CheckDataRoundTrip(c, longer);
   TearDownAll(c);
@@ -75,9 +77,21 @@ void ConcurrentVolumes(CaseContext& c) {
 }  // namespace
 
 void AddRobustnessCases(std::vector<Case>& cases) {
-  cases.push_back({"robustness/hostile-option-values", {"robustness", "root"}, {"F24"}, Always, HostileOptionValues});
-  cases.push_back({"robustness/prefix-sharing-paths", {"robustness", "root"}, {"F25"}, Always, PrefixSharingPaths});
-  cases.push_back({"robustness/concurrent-volumes", {"robustness", "root"}, {"F26"}, Always, ConcurrentVolumes});
+  cases.push_back({"robustness/hostile-option-values",
+                   {"robustness", "root"},
+                   {"F24"},
+                   Always,
+                   HostileOptionValues});
+  cases.push_back({"robustness/prefix-sharing-paths",
+                   {"robustness", "root"},
+                   {"F25"},
+                   Always,
+                   PrefixSharingPaths});
+  cases.push_back({"robustness/concurrent-volumes",
+                   {"robustness", "root"},
+                   {"F26"},
+                   Always,
+                   ConcurrentVolumes});
 }
 
 }  // namespace flexkit::conform

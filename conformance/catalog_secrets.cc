@@ -15,7 +15,8 @@ void SecretsNotLeaked(CaseContext& c) {
   c.AddSecret(secret);
   pod.secret["flexconform-password"] = secret;
   auto v = c.SetUp(n, c.Volume(c.Unique("vol")), pod);
-  if (!v.driver_mounted) c.Skip("capability: mount is Not supported, so the driver never sees secrets");
+  if (!v.driver_mounted)
+    c.Skip("capability: mount is Not supported, so the driver never sees secrets");
   CheckDataRoundTrip(c, v);
   TearDownAll(c);
 }
@@ -34,16 +35,26 @@ void InvalidBase64IsFailure(CaseContext& c) {
     n.mounter().RemoveDir(dir);
   });
   auto r = c.Call(n, c.argv().Mount(dir, c.Json(spec, &pod)));
-  if (r.not_supported()) c.Skip("capability: mount is Not supported, so the driver never sees secrets");
-  if (r.ok()) c.Fail("F20 (protocol §4: secrets are base64; an invalid one is a Failure)", "mount with an invalid base64 secret succeeded");
+  if (r.not_supported())
+    c.Skip("capability: mount is Not supported, so the driver never sees secrets");
+  if (r.ok())
+    c.Fail("F20 (protocol §4: secrets are base64; an invalid one is a Failure)",
+           "mount with an invalid base64 secret succeeded");
   TearDownAll(c);
 }
 
 }  // namespace
 
 void AddSecretsCases(std::vector<Case>& cases) {
-  cases.push_back({"secrets/accepted-and-never-leaked", {"secrets", "root"}, {"F20", "F21"}, Always, SecretsNotLeaked});
-  cases.push_back({"secrets/invalid-base64-is-failure", {"secrets", "root"}, {"F20", "F21", "F30"}, Always,
+  cases.push_back({"secrets/accepted-and-never-leaked",
+                   {"secrets", "root"},
+                   {"F20", "F21"},
+                   Always,
+                   SecretsNotLeaked});
+  cases.push_back({"secrets/invalid-base64-is-failure",
+                   {"secrets", "root"},
+                   {"F20", "F21", "F30"},
+                   Always,
                    InvalidBase64IsFailure});
 }
 

@@ -12,8 +12,9 @@ namespace flexkit::conform {
 
 std::string DriverNameFor(const std::string& driver_path) {
   const std::string folder = std::filesystem::path(driver_path).parent_path().filename().string();
-  return folder.find('~') != std::string::npos ? sim::DriverNameFromPath(driver_path)
-                                               : "flexconform/" + std::filesystem::path(driver_path).filename().string();
+  return folder.find('~') != std::string::npos
+             ? sim::DriverNameFromPath(driver_path)
+             : "flexconform/" + std::filesystem::path(driver_path).filename().string();
 }
 
 DriverProfile DeriveProfile(const std::string& driver_path) {
@@ -26,9 +27,11 @@ DriverProfile DeriveProfile(const std::string& driver_path) {
   spec.args = {"init"};
   spec.harness_deadline = std::chrono::seconds(10);
   auto result = runner.Run(spec);
-  if (!result.spawn_error.empty()) throw std::runtime_error("run " + p.driver + " init: " + result.spawn_error);
+  if (!result.spawn_error.empty())
+    throw std::runtime_error("run " + p.driver + " init: " + result.spawn_error);
   auto verdict = sim::Judge("init", result.exit, result.combined);
-  if (verdict.outcome != sim::Outcome::kSuccess || !verdict.status || !verdict.status->capabilities) {
+  if (verdict.outcome != sim::Outcome::kSuccess || !verdict.status ||
+      !verdict.status->capabilities) {
     throw std::runtime_error("derive a profile from " + p.driver + " init: " +
                              (verdict.error.empty() ? "no capabilities" : verdict.error) +
                              " (write a profile with --profile instead)");
@@ -40,8 +43,8 @@ DriverProfile DeriveProfile(const std::string& driver_path) {
 DriverProfile BundledConvoyProfile(const std::string& flexconform_dir) {
   DriverProfile p;
   const char* driver = std::getenv("FLEXCONFORM_CONVOY_DRIVER");
-  p.driver = std::filesystem::weakly_canonical(driver ? std::string(driver)
-                                                      : flexconform_dir + "/../driver/convoy-flexvolume")
+  p.driver = std::filesystem::weakly_canonical(
+                 driver ? std::string(driver) : flexconform_dir + "/../driver/convoy-flexvolume")
                  .string();
   p.driver_name = "rancher.io/convoy";
   sim::DriverCapabilities caps = sim::DriverCapabilities::Defaults();
@@ -49,7 +52,7 @@ DriverProfile BundledConvoyProfile(const std::string& flexconform_dir) {
   caps.supports_metrics = true;
   caps.requires_fs_resize = false;
   p.capabilities = caps;
-  p.kubelet_managed_attach = true;  // Convoy daemons are node-local (DESIGN §4.2)
+  p.kubelet_managed_attach = true;         // Convoy daemons are node-local (DESIGN §4.2)
   p.volume_options = {{"size", "320Mi"}};  // XFS needs 300 MiB; the fake makes sparse files
   p.fs_types = {"ext4", "xfs"};
   p.fixture.kind = "convoy-fake";

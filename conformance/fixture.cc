@@ -17,7 +17,9 @@ namespace {
 
 class NoFixture : public Fixture {
  public:
-  std::map<std::string, std::string> NodeEnv(const std::string&, const std::string&) override { return {}; }
+  std::map<std::string, std::string> NodeEnv(const std::string&, const std::string&) override {
+    return {};
+  }
   void Start(const std::string&, std::vector<sim::Node*>) override {}
   std::vector<std::string> Stop() override { return {}; }
   std::vector<pid_t> Pids() const override { return {}; }
@@ -28,13 +30,18 @@ class NoFixture : public Fixture {
 class CommandFixture : public Fixture {
  public:
   explicit CommandFixture(FixtureSpec spec) : spec_(std::move(spec)) {}
-  std::map<std::string, std::string> NodeEnv(const std::string&, const std::string&) override { return {}; }
+  std::map<std::string, std::string> NodeEnv(const std::string&, const std::string&) override {
+    return {};
+  }
   void Start(const std::string& case_dir, std::vector<sim::Node*> nodes) override {
     env_ = {{"FLEXCONFORM_CASE_DIR", case_dir}};
-    for (auto* n : nodes) env_["FLEXCONFORM_NODES"] += (env_["FLEXCONFORM_NODES"].empty() ? "" : " ") + n->name();
+    for (auto* n : nodes)
+      env_["FLEXCONFORM_NODES"] += (env_["FLEXCONFORM_NODES"].empty() ? "" : " ") + n->name();
     log_ = case_dir + "/fixture.log";
     int rc = RunToCompletion({"/bin/sh", "-c", spec_.setup}, log_, env_);
-    if (rc != 0) throw std::runtime_error("fixture setup '" + spec_.setup + "': exit " + std::to_string(rc) + " (log " + log_ + ")");
+    if (rc != 0)
+      throw std::runtime_error("fixture setup '" + spec_.setup + "': exit " + std::to_string(rc) +
+                               " (log " + log_ + ")");
     started_ = true;
   }
   std::vector<std::string> Stop() override {
@@ -58,9 +65,11 @@ class CommandFixture : public Fixture {
 // config. Admin calls go through curl on the cloud's unix socket.
 class ConvoyFakeFixture : public Fixture {
  public:
-  ConvoyFakeFixture(FixtureSpec spec, std::string binary) : spec_(std::move(spec)), binary_(std::move(binary)) {}
+  ConvoyFakeFixture(FixtureSpec spec, std::string binary)
+      : spec_(std::move(spec)), binary_(std::move(binary)) {}
 
-  std::map<std::string, std::string> NodeEnv(const std::string& node, const std::string& case_dir) override {
+  std::map<std::string, std::string> NodeEnv(const std::string& node,
+                                             const std::string& case_dir) override {
     return {{"CONVOY_FLEXVOLUME_CONFIG", case_dir + "/convoy/" + node + ".json"}};
   }
 
@@ -69,29 +78,47 @@ class ConvoyFakeFixture : public Fixture {
     std::filesystem::create_directories(dir_);
     cloud_ = std::make_unique<BackgroundProcess>(
         std::vector<std::string>{binary_, "cloud", "--socket", dir_ + "/cloud.sock", "--state-dir",
-                                 dir_ + "/cloud", "--attach-delay", "0", "--consistency-delay", "0"},
+                                 dir_ + "/cloud", "--attach-delay", "0", "--consistency-delay",
+                                 "0"},
         dir_ + "/cloud.log");
     WaitForSocket(dir_ + "/cloud.sock", *cloud_);
     for (auto* n : nodes) {
       auto reply = Admin("POST", "/admin/instances", nlohmann::json{{"Host", n->name()}}.dump());
       const std::string instance = reply.value("InstanceId", "");
-      if (instance.empty()) throw std::runtime_error("convoy-fake cloud: no InstanceId for " + n->name() + ": " + reply.dump());
+      if (instance.empty())
+        throw std::runtime_error("convoy-fake cloud: no InstanceId for " + n->name() + ": " +
+                                 reply.dump());
       const std::string sock = dir_ + "/" + n->name() + ".sock";
       daemons_.push_back(std::make_unique<BackgroundProcess>(
-          std::vector<std::string>{"/usr/bin/nsenter", "--target", std::to_string(n->holder_pid()), "--mount",
-                                   binary_, "daemon", "--socket", sock, "--state-dir", dir_ + "/" + n->name(),
-                                   "--drivers", "ebs,vfs", "--vfs-path", dir_ + "/vfs", "--cloud",
-                                   dir_ + "/cloud.sock", "--instance-id", instance, "--host", n->name()},
+          std::vector<std::string>{"/usr/bin/nsenter",
+                                   "--target",
+                                   std::to_string(n->holder_pid()),
+                                   "--mount",
+                                   binary_,
+                                   "daemon",
+                                   "--socket",
+                                   sock,
+                                   "--state-dir",
+                                   dir_ + "/" + n->name(),
+                                   "--drivers",
+                                   "ebs,vfs",
+                                   "--vfs-path",
+                                   dir_ + "/vfs",
+                                   "--cloud",
+                                   dir_ + "/cloud.sock",
+                                   "--instance-id",
+                                   instance,
+                                   "--host",
+                                   n->name()},
           dir_ + "/" + n->name() + ".log"));
       WaitForSocket(sock, *daemons_.back());
-      std::ofstream(dir_ + "/" + n->name() + ".json")
-          << nlohmann::json{{"socket", sock},
-                            {"socketTemplate", dir_ + "/{node}.sock"},
-                            {"mode", spec_.mode},
-                            {"timeouts", {{"connect", "2s"}, {"request", "20s"}, {"waitforattach", "10s"}}},
-                            {"logFile", dir_ + "/driver.log"},
-                            {"stateDir", dir_ + "/driver-state"}}
-                 .dump();
+      std::ofstream(dir_ + "/" + n->name() + ".json") << nlohmann::json{
+          {"socket", sock},
+          {"socketTemplate", dir_ + "/{node}.sock"},
+          {"mode", spec_.mode},
+          {"timeouts", {{"connect", "2s"}, {"request", "20s"}, {"waitforattach", "10s"}}},
+          {"logFile", dir_ + "/driver.log"},
+          {"stateDir", dir_ + "/driver-state"}}.dump();
     }
   }
 
@@ -103,12 +130,14 @@ class ConvoyFakeFixture : public Fixture {
     try {
       auto state = Admin("GET", "/admin/state", "");
       if (state.contains("Violations") && !state["Violations"].empty())
-        problems.push_back("convoy-fake cloud: a volume was attached to two instances: " + state["Violations"].dump());
+        problems.push_back("convoy-fake cloud: a volume was attached to two instances: " +
+                           state["Violations"].dump());
       // Attachments are the fixture's loop devices: released here so that
       // a leak audit blames only what the driver left.
       for (auto& v : state["Volumes"]) {
         if (!v["Attachments"].empty())
-          Admin("POST", "/ec2/DetachVolume", nlohmann::json{{"VolumeId", v["VolumeId"]}, {"Force", true}}.dump());
+          Admin("POST", "/ec2/DetachVolume",
+                nlohmann::json{{"VolumeId", v["VolumeId"]}, {"Force", true}}.dump());
       }
     } catch (const std::exception& e) {
       problems.push_back(std::string("convoy-fake cloud: cleanup: ") + e.what());
@@ -129,28 +158,35 @@ class ConvoyFakeFixture : public Fixture {
   static void WaitForSocket(const std::string& path, BackgroundProcess& p) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!std::filesystem::exists(path)) {
-      if (!p.running()) throw std::runtime_error("convoy-fake exited before creating " + path + " (see its .log beside it)");
-      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("convoy-fake: no socket " + path + " after 10 s");
+      if (!p.running())
+        throw std::runtime_error("convoy-fake exited before creating " + path +
+                                 " (see its .log beside it)");
+      if (std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("convoy-fake: no socket " + path + " after 10 s");
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
 
-  nlohmann::json Admin(const std::string& method, const std::string& path, const std::string& body) {
+  nlohmann::json Admin(const std::string& method, const std::string& path,
+                       const std::string& body) {
     const std::string out = dir_ + "/admin-reply.json";
-    std::vector<std::string> argv{"/usr/bin/curl", "-sS", "-o", out, "--unix-socket", dir_ + "/cloud.sock",
-                                  "-X", method};
+    std::vector<std::string> argv{"/usr/bin/curl",      "-sS", "-o",  out, "--unix-socket",
+                                  dir_ + "/cloud.sock", "-X",  method};
     if (!body.empty()) {
       argv.push_back("-d");
       argv.push_back(body);
     }
     argv.push_back("http://convoy-fake" + path);
     int rc = RunToCompletion(argv, dir_ + "/admin.log");
-    if (rc != 0) throw std::runtime_error("convoy-fake admin " + method + " " + path + ": curl exit " + std::to_string(rc));
+    if (rc != 0)
+      throw std::runtime_error("convoy-fake admin " + method + " " + path + ": curl exit " +
+                               std::to_string(rc));
     std::ifstream in(out);
     std::stringstream text;
     text << in.rdbuf();
     auto doc = nlohmann::json::parse(text.str(), nullptr, false);
-    if (doc.is_discarded()) throw std::runtime_error("convoy-fake admin " + path + ": not JSON: " + text.str());
+    if (doc.is_discarded())
+      throw std::runtime_error("convoy-fake admin " + path + ": not JSON: " + text.str());
     return doc;
   }
 

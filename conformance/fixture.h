@@ -5,8 +5,8 @@
 // config naming that node's socket), or the profile's own commands.
 #include <sys/types.h>
 
-#include <memory>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 

@@ -36,7 +36,8 @@ void WatchSignals(sigset_t set) {
     int sig = 0;
     while (sigwait(&set, &sig) == 0) {
       if (g_interrupted.exchange(true)) continue;
-      std::cerr << "\nflexconform: signal " << sig << ": finishing the current case, then cleaning up\n";
+      std::cerr << "\nflexconform: signal " << sig
+                << ": finishing the current case, then cleaning up\n";
     }
   }).detach();
 }
@@ -50,20 +51,25 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread: all inherit it
 
-  CLI::App app{"flexconform: the FlexVolume conformance suite. With no arguments: the bundled "
-               "convoy-flexvolume against the fake Convoy/EBS (needs root)."};
+  CLI::App app{
+      "flexconform: the FlexVolume conformance suite. With no arguments: the bundled "
+      "convoy-flexvolume against the fake Convoy/EBS (needs root)."};
   std::string driver, profile_path, junit, json, shard, run_root = "/tmp", timeout;
   Selection selection;
   int repeat = 3;
   bool list = false, keep = false, coverage = false;
-  app.add_option("--driver", driver, "driver executable; profile derived from its init (fixture none)");
+  app.add_option("--driver", driver,
+                 "driver executable; profile derived from its init (fixture none)");
   app.add_option("--profile", profile_path, "driver profile (YAML)");
-  app.add_option("--focus", selection.focus, "run only cases whose 'name [tags]' matches this regex");
+  app.add_option("--focus", selection.focus,
+                 "run only cases whose 'name [tags]' matches this regex");
   app.add_option("--skip", selection.skip, "skip cases whose 'name [tags]' matches this regex");
   app.add_flag("--list", list, "list the selected cases and exit");
   app.add_flag("--coverage", coverage, "print which cases cover each failure mode F1-F30 and exit");
-  app.add_option("--repeat", repeat, "repetitions for idempotency cases (default 3)")->check(CLI::Range(1, 100));
-  app.add_option("--shard", shard, "run shard i of n (i/n, 0-based); also GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS");
+  app.add_option("--repeat", repeat, "repetitions for idempotency cases (default 3)")
+      ->check(CLI::Range(1, 100));
+  app.add_option("--shard", shard,
+                 "run shard i of n (i/n, 0-based); also GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS");
   app.add_flag("--keep", keep, "keep the run directory for inspection");
   app.add_option("--timeout", timeout, "harness deadline per driver call (e.g. 30s, 500ms)");
   app.add_option("--junit", junit, "write a JUnit XML report");
@@ -81,7 +87,8 @@ int main(int argc, char** argv) {
     if (!shard.empty()) ParseShard(shard, selection);
     const auto catalog = Catalog();
     if (coverage) {
-      for (const auto& row : CoverageTable()) std::cout << row.failure_mode << "  " << row.title << ": " << row.note << "\n";
+      for (const auto& row : CoverageTable())
+        std::cout << row.failure_mode << "  " << row.title << ": " << row.note << "\n";
       return 0;
     }
     const auto selected = Select(catalog, selection);
@@ -98,6 +105,7 @@ int main(int argc, char** argv) {
     } else {
       profile = BundledConvoyProfile(SelfDir());
     }
+    profile.driver = std::filesystem::absolute(profile.driver).lexically_normal().string();
     if (profile.driver_name.empty()) profile.driver_name = DriverNameFor(profile.driver);
     if (!profile.capabilities) profile.capabilities = DeriveProfile(profile.driver).capabilities;
     if (!timeout.empty()) profile.default_timeout = ParseDuration(timeout);
@@ -106,12 +114,14 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (profile.needs_root && ::geteuid() != 0) {
-      std::cerr << "flexconform: the profile needs root (private mount namespaces, mounts"
-                << (profile.fixture.kind == "convoy-fake" ? ", loop devices" : "")
-                << "); run as root, or set 'privileges: none' to run only what needs no privileges\n";
+      std::cerr
+          << "flexconform: the profile needs root (private mount namespaces, mounts"
+          << (profile.fixture.kind == "convoy-fake" ? ", loop devices" : "")
+          << "); run as root, or set 'privileges: none' to run only what needs no privileges\n";
       return 2;
     }
-    for (const auto& dir : SweepKilledRuns(run_root)) std::cerr << "flexconform: swept a killed run's " << dir << "\n";
+    for (const auto& dir : SweepKilledRuns(run_root))
+      std::cerr << "flexconform: swept a killed run's " << dir << "\n";
 
     WatchSignals(signals);
     ConsoleReporter console(std::cout, ::isatty(STDOUT_FILENO) != 0);
@@ -121,10 +131,14 @@ int main(int argc, char** argv) {
     settings.run_root = run_root;
     settings.flexconform_dir = SelfDir();
     settings.interrupted = &g_interrupted;
-    settings.on_start = [&](const Case& c, std::size_t i, std::size_t n) { console.CaseStarted(c, i, n); };
-    settings.on_result = [&](const CaseResult& r, std::size_t i, std::size_t n) { console.CaseFinished(r, i, n); };
-    std::cout << "flexconform: " << profile.driver << " (" << profile.driver_name << "), " << selected.size()
-              << " cases, fixture " << profile.fixture.kind << "\n";
+    settings.on_start = [&](const Case& c, std::size_t i, std::size_t n) {
+      console.CaseStarted(c, i, n);
+    };
+    settings.on_result = [&](const CaseResult& r, std::size_t i, std::size_t n) {
+      console.CaseFinished(r, i, n);
+    };
+    std::cout << "flexconform: " << profile.driver << " (" << profile.driver_name << "), "
+              << selected.size() << " cases, fixture " << profile.fixture.kind << "\n";
     auto summary = RunCases(profile, selected, settings);
     console.Summary(summary);
     if (keep) std::cout << "run directory kept: " << summary.run_dir << "\n";

@@ -11,7 +11,8 @@ namespace flexkit::conform {
 namespace {
 
 bool Under(const std::string& path, const std::string& dir) {
-  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         path[dir.size()] == '/';
 }
 
 std::map<std::string, std::string> LoopBackingFiles() {
@@ -113,10 +114,12 @@ std::vector<std::string> CompareHost(const HostSnapshot& before, const HostSnaps
 }
 
 std::vector<std::string> CompareNode(const sim::Node& node, const NodeSnapshot& before,
-                                     const NodeSnapshot& after, const std::set<pid_t>& fixture_pids) {
+                                     const NodeSnapshot& after,
+                                     const std::set<pid_t>& fixture_pids) {
   std::vector<std::string> leaks;
   for (const auto& m : sim::MountsAdded(before.mounts, after.mounts)) {
-    leaks.push_back(node.name() + ": mount left: " + m.source + " on " + m.target + " (" + m.fs_type + ")");
+    leaks.push_back(node.name() + ": mount left: " + m.source + " on " + m.target + " (" +
+                    m.fs_type + ")");
   }
   for (const auto& f : after.files) {
     if (!before.files.count(f)) leaks.push_back(node.name() + ": file left: " + f);
@@ -138,7 +141,8 @@ std::vector<std::string> CompareNode(const sim::Node& node, const NodeSnapshot& 
       rest >> state >> ppid;
     }
     if (fixture_pids.count(ppid)) continue;
-    leaks.push_back(node.name() + ": process left in the namespace: pid " + std::to_string(p) + " " + cmd);
+    leaks.push_back(node.name() + ": process left in the namespace: pid " + std::to_string(p) +
+                    " " + cmd);
   }
   return leaks;
 }

@@ -25,14 +25,15 @@ HostSnapshot TakeHostSnapshot(const std::string& run_dir);
 
 struct NodeSnapshot {
   std::vector<sim::MountEntry> mounts;  // the node namespace's mount table
-  std::set<std::string> files;          // regular files under the node's kubelet root and plugin dir
+  std::set<std::string> files;  // regular files under the node's kubelet root and plugin dir
 };
 NodeSnapshot TakeNodeSnapshot(const sim::Node& node);
 
 // "what leaked" lines; empty when nothing did.
 std::vector<std::string> CompareHost(const HostSnapshot& before, const HostSnapshot& after);
 std::vector<std::string> CompareNode(const sim::Node& node, const NodeSnapshot& before,
-                                     const NodeSnapshot& after, const std::set<pid_t>& fixture_pids);
+                                     const NodeSnapshot& after,
+                                     const std::set<pid_t>& fixture_pids);
 
 // Loop devices whose backing file is under `dir` (the sweep of a killed run).
 std::vector<std::string> LoopDevicesUnder(const std::string& dir);

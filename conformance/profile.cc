@@ -94,10 +94,10 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(origin + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
-  CheckKeys(origin, root, "the profile",
-            {"driver", "driverName", "capabilities", "attachManagement", "kubernetes",
-             "volumeOptions", "fsTypes", "secrets", "nodes", "nodeEnv", "privileges",
-             "timeouts", "skip", "fixture"});
+  CheckKeys(
+      origin, root, "the profile",
+      {"driver", "driverName", "capabilities", "attachManagement", "kubernetes", "volumeOptions",
+       "fsTypes", "secrets", "nodes", "nodeEnv", "privileges", "timeouts", "skip", "fixture"});
   DriverProfile p;
   if (!root["driver"]) throw ProfileError(origin, root, "'driver' (the executable) is required");
   p.driver = Resolve(base_dir, As<std::string>(origin, root["driver"], "driver"));
@@ -108,9 +108,11 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
     sim::DriverCapabilities c = sim::DriverCapabilities::Defaults();
     if (auto v = caps["attach"]) c.attach = As<bool>(origin, v, "capabilities.attach");
     if (auto v = caps["selinuxRelabel"]) c.selinux_relabel = As<bool>(origin, v, "selinuxRelabel");
-    if (auto v = caps["supportsMetrics"]) c.supports_metrics = As<bool>(origin, v, "supportsMetrics");
+    if (auto v = caps["supportsMetrics"])
+      c.supports_metrics = As<bool>(origin, v, "supportsMetrics");
     if (auto v = caps["fsGroup"]) c.fs_group = As<bool>(origin, v, "fsGroup");
-    if (auto v = caps["requiresFSResize"]) c.requires_fs_resize = As<bool>(origin, v, "requiresFSResize");
+    if (auto v = caps["requiresFSResize"])
+      c.requires_fs_resize = As<bool>(origin, v, "requiresFSResize");
     p.capabilities = c;
   }
   if (auto n = root["attachManagement"]) {
@@ -130,7 +132,8 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
   if (auto n = root["nodeEnv"]) p.node_env = StringMap(origin, n, "nodeEnv");
   if (auto n = root["privileges"]) {
     auto v = As<std::string>(origin, n, "privileges");
-    if (v != "root" && v != "none") throw ProfileError(origin, n, "privileges must be 'root' or 'none'");
+    if (v != "root" && v != "none")
+      throw ProfileError(origin, n, "privileges must be 'root' or 'none'");
     p.needs_root = v == "root";
   }
   if (auto n = root["timeouts"]) {
@@ -158,7 +161,8 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
       CheckKeys(origin, f, "fixture", {"kind", "setup", "teardown", "convoyFake", "mode"});
       if (auto v = f["kind"]) p.fixture.kind = As<std::string>(origin, v, "fixture.kind");
       if (auto v = f["setup"]) p.fixture.setup = As<std::string>(origin, v, "fixture.setup");
-      if (auto v = f["teardown"]) p.fixture.teardown = As<std::string>(origin, v, "fixture.teardown");
+      if (auto v = f["teardown"])
+        p.fixture.teardown = As<std::string>(origin, v, "fixture.teardown");
       if (auto v = f["convoyFake"])
         p.fixture.convoy_fake = Resolve(base_dir, As<std::string>(origin, v, "fixture.convoyFake"));
       if (auto v = f["mode"]) p.fixture.mode = As<std::string>(origin, v, "fixture.mode");

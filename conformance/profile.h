@@ -18,10 +18,10 @@ using Millis = std::chrono::milliseconds;
 // one daemon per node, inside that node's namespace), or commands run
 // before and after each case (with FLEXCONFORM_CASE_DIR set).
 struct FixtureSpec {
-  std::string kind = "none";  // "none", "convoy-fake" or "command"
-  std::string setup;          // kind "command": sh -c, before each case
-  std::string teardown;       // kind "command": sh -c, after each case
-  std::string convoy_fake;    // kind "convoy-fake": the binary; empty = next to flexconform
+  std::string kind = "none";    // "none", "convoy-fake" or "command"
+  std::string setup;            // kind "command": sh -c, before each case
+  std::string teardown;         // kind "command": sh -c, after each case
+  std::string convoy_fake;      // kind "convoy-fake": the binary; empty = next to flexconform
   std::string mode = "attach";  // convoy-flexvolume's mode: "attach" or "mount"
 };
 
@@ -34,12 +34,12 @@ struct DriverProfile {
   std::string kubernetes = "current";   // simulator version profile
   // Options of the test volume; "{{unique}}" becomes a name unique per case.
   std::map<std::string, std::string> volume_options;
-  std::vector<std::string> fs_types;             // tried by the [fstype] cases
-  std::map<std::string, std::string> secrets;    // raw values, sent base64 by mount
+  std::vector<std::string> fs_types;           // tried by the [fstype] cases
+  std::map<std::string, std::string> secrets;  // raw values, sent base64 by mount
   int nodes = 1;
   // Per-node environment; "{{node}}" and "{{case_dir}}" are substituted.
   std::map<std::string, std::string> node_env;
-  bool needs_root = true;             // mounts in node namespaces need CAP_SYS_ADMIN
+  bool needs_root = true;                            // mounts in node namespaces need CAP_SYS_ADMIN
   Millis default_timeout{std::chrono::seconds(30)};  // harness deadline per call
   std::map<std::string, Millis> verb_timeouts;       // per verb, overriding it
   std::map<std::string, std::string> skip;           // case name -> reason

@@ -33,7 +33,8 @@ void SetFail(CaseResult& r, const std::string& rule, const std::string& why) {
 }
 
 CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string& case_dir,
-                  const std::string& unique, const RunSettings& settings, sim::ProcessRunner& runner) {
+                  const std::string& unique, const RunSettings& settings,
+                  sim::ProcessRunner& runner) {
   CaseResult r;
   r.name = c.name;
   r.tags = c.tags;
@@ -61,7 +62,8 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
     std::vector<NodeSnapshot> node_before;
     try {
       fixture = MakeFixture(profile.fixture, settings.flexconform_dir);
-      ctx = std::make_unique<CaseContext>(profile, case_dir, unique, settings.repeat, *fixture, runner);
+      ctx = std::make_unique<CaseContext>(profile, case_dir, unique, settings.repeat, *fixture,
+                                          runner);
       std::vector<sim::Node*> nodes;
       for (std::size_t i = 0; i < ctx->node_count(); ++i) nodes.push_back(&ctx->node(i));
       fixture->Start(case_dir, nodes);
@@ -81,15 +83,18 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
         SetFail(r, "harness", std::string("the case stopped: ") + e.what());
       }
       auto teardown = ctx->tracker().UnwindAll();
-      if (!teardown.empty()) SetFail(r, "protocol §7: teardown succeeds", "teardown: " + Join(teardown, "; "));
+      if (!teardown.empty())
+        SetFail(r, "protocol §7: teardown succeeds", "teardown: " + Join(teardown, "; "));
       std::set<pid_t> fixture_pids;
       for (pid_t p : fixture->Pids()) fixture_pids.insert(p);
       std::vector<std::string> leaks;
       for (std::size_t i = 0; i < node_before.size(); ++i) {
-        auto l = CompareNode(ctx->node(i), node_before[i], TakeNodeSnapshot(ctx->node(i)), fixture_pids);
+        auto l =
+            CompareNode(ctx->node(i), node_before[i], TakeNodeSnapshot(ctx->node(i)), fixture_pids);
         leaks.insert(leaks.end(), l.begin(), l.end());
       }
-      if (!leaks.empty()) SetFail(r, "F26 (leak audit: a case leaves nothing behind)", Join(leaks, "; "));
+      if (!leaks.empty())
+        SetFail(r, "F26 (leak audit: a case leaves nothing behind)", Join(leaks, "; "));
       if (r.grade == Grade::kPass && !ctx->warnings().empty()) {
         r.grade = Grade::kWarn;
         r.reason = Join(ctx->warnings(), "; ");
@@ -105,7 +110,8 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
     }
   }  // nodes end here: their namespaces and holders are gone
   auto leaks = CompareHost(host_before, TakeHostSnapshot(run_dir));
-  if (!leaks.empty()) SetFail(r, "F26 (leak audit: a case leaves nothing behind)", Join(leaks, "; "));
+  if (!leaks.empty())
+    SetFail(r, "F26 (leak audit: a case leaves nothing behind)", Join(leaks, "; "));
   if (!settings.keep) {
     std::error_code ec;
     std::filesystem::remove_all(case_dir, ec);
@@ -127,7 +133,8 @@ std::vector<std::string> SweepKilledRuns(const std::string& run_root) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(run_root, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind("flexconform-", 0) != 0 || !std::filesystem::exists(e.path() / kMarker)) continue;
+    if (name.rfind("flexconform-", 0) != 0 || !std::filesystem::exists(e.path() / kMarker))
+      continue;
     std::ifstream in(e.path() / kMarker);
     pid_t pid = 0;
     in >> pid;
@@ -157,13 +164,16 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
     if (settings.on_start) settings.on_start(*cases[i], i, cases.size());
     const auto case_start = std::chrono::steady_clock::now();
     const std::string unique = "r" + std::to_string(::getpid() % 100000) + "c" + std::to_string(i);
-    CaseResult r = RunOne(profile, *cases[i], summary.run_dir + "/" + std::to_string(i), unique, settings, runner);
-    r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - case_start);
+    CaseResult r = RunOne(profile, *cases[i], summary.run_dir + "/" + std::to_string(i), unique,
+                          settings, runner);
+    r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - case_start);
     summary.driver_time += r.driver_time;
     if (settings.on_result) settings.on_result(r, i, cases.size());
     summary.results.push_back(std::move(r));
   }
-  summary.wall = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  summary.wall = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
   if (!settings.keep) {
     std::error_code ec;
     std::filesystem::remove_all(summary.run_dir, ec);

@@ -18,9 +18,9 @@ namespace flexkit::conform {
 
 struct RunSettings {
   int repeat = 3;
-  bool keep = false;                 // leave the run dir for inspection
-  std::string run_root = "/tmp";     // run dirs are <run_root>/flexconform-<pid>
-  std::string flexconform_dir;       // to find convoy-fake beside flexconform
+  bool keep = false;                               // leave the run dir for inspection
+  std::string run_root = "/tmp";                   // run dirs are <run_root>/flexconform-<pid>
+  std::string flexconform_dir;                     // to find convoy-fake beside flexconform
   const std::atomic<bool>* interrupted = nullptr;  // SIGINT/SIGTERM: stop after this case
   std::function<void(const Case&, std::size_t index, std::size_t total)> on_start;
   std::function<void(const CaseResult&, std::size_t index, std::size_t total)> on_result;

@@ -23,7 +23,8 @@ int ParseInt(const std::string& what, const std::string& text) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text.size() || text.empty()) throw std::invalid_argument(what + " '" + text + "': not a number");
+  if (used != text.size() || text.empty())
+    throw std::invalid_argument(what + " '" + text + "': not a number");
   return value;
 }
 
@@ -63,9 +64,10 @@ std::vector<const Case*> Select(const std::vector<Case>& cases, const Selection&
 
 void ParseShard(const std::string& text, Selection& s) {
   auto slash = text.find('/');
-  if (slash == std::string::npos) throw std::invalid_argument("--shard '" + text + "': expected i/n");
-  SetShard(s, ParseInt("--shard index", text.substr(0, slash)), ParseInt("--shard total", text.substr(slash + 1)),
-           "--shard " + text);
+  if (slash == std::string::npos)
+    throw std::invalid_argument("--shard '" + text + "': expected i/n");
+  SetShard(s, ParseInt("--shard index", text.substr(0, slash)),
+           ParseInt("--shard total", text.substr(slash + 1)), "--shard " + text);
 }
 
 void ShardFromEnvironment(Selection& s) {
