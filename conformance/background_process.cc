@@ -21,6 +21,20 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path,
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
+  // The environment is built before fork: the child of a threaded process
+  // may only make async-signal-safe calls.
+  std::map<std::string, std::string> merged;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry(*e);
+    auto eq = entry.find('=');
+    if (eq != std::string::npos) merged[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  for (const auto& [k, v] : env) merged[k] = v;
+  std::vector<std::string> entries;
+  for (const auto& [k, v] : merged) entries.push_back(k + "=" + v);
+  std::vector<char*> cenv;
+  for (auto& e : entries) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
   const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("start " + argv[0] + ": fork: " + std::strerror(errno));
@@ -37,8 +51,7 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path,
     ::dup2(in, 0);
     ::dup2(out, 1);
     ::dup2(out, 2);
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    ::execv(cargv[0], cargv.data());
+    ::execve(cargv[0], cargv.data(), cenv.data());
     ::_exit(127);
   }
   return pid;

@@ -2,6 +2,7 @@
 // passing every case that applies to them.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -71,6 +72,23 @@ TEST(Flexconform, TmpfsPassesEveryApplicableCase) {
     }
   }
   EXPECT_GE(passed, 15);
+}
+
+TEST(Flexconform, SweepsTheRunDirOfAKilledRun) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir;
+  // pid_max is at most 2^22: this pid cannot be a live process.
+  const std::string stale = dir.Join("flexconform-99999999");
+  std::filesystem::create_directories(stale + "/3/nodes");
+  std::ofstream(stale + "/.flexconform-run") << "99999999\n";
+  const std::string unrelated = dir.Join("flexconform-notes");
+  std::filesystem::create_directories(unrelated);
+  auto r = RunProcess({Flexconform(), "--driver", BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs"),
+                       "--focus", "init-reply", "--run-root", dir.path()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_FALSE(std::filesystem::exists(stale)) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(unrelated)) << "only marked run dirs are swept";
+  EXPECT_NE(r.err.find("swept a killed run"), std::string::npos) << r.err;
 }
 
 TEST(Flexconform, BundledConvoyPassesEveryApplicableCaseOnTheFake) {
