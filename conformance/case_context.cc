@@ -3,6 +3,7 @@
 #include <sys/mount.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "simulator/mount_table.h"
 #include "simulator/options_builder.h"
@@ -280,6 +281,20 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
   return v;
 }
 
+// kubelet's own unmount (the Not-supported fallback): a failure is retried
+// on the next reconcile, so a transient EBUSY is retried here too.
+static void KubeletUnmount(sim::Node& n, const std::string& dir) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      n.mounter().Unmount(dir);
+      return;
+    } catch (const std::exception&) {
+      if (attempt == 10) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+}
+
 void CaseContext::TearDownPod(PodVolume& v) {
   sim::Node& n = *v.node;
   // TearDownAt skips the driver when the directory is gone.
@@ -287,12 +302,12 @@ void CaseContext::TearDownPod(PodVolume& v) {
   if (v.driver_mounted) {
     auto r = Call(n, argv_.Unmount(v.pod_dir));
     if (r.not_supported()) {
-      if (n.mounter().IsMountPoint(v.pod_dir)) n.mounter().Unmount(v.pod_dir);
+      if (n.mounter().IsMountPoint(v.pod_dir)) KubeletUnmount(n, v.pod_dir);
     } else if (!r.ok()) {
       Fail("F10 (protocol §7: unmount succeeds)", "unmount " + v.pod_dir + " failed: " + Why(r));
     }
   } else if (n.mounter().IsMountPoint(v.pod_dir)) {
-    n.mounter().Unmount(v.pod_dir);
+    KubeletUnmount(n, v.pod_dir);
   }
   if (n.mounter().IsMountPoint(v.pod_dir)) {
     Fail("F11 (protocol §7: unmount leaves nothing mounted)",

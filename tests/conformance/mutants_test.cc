@@ -59,8 +59,8 @@ TEST_P(MutantTest, IsCaughtOnExactlyTheExpectedCases) {
   EXPECT_EQ(r.exit_code, any_fail ? 1 : 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Mutants, MutantTest, ::testing::ValuesIn(Mutants()), [](const auto& info) {
-  std::string name = info.param.defect;
+INSTANTIATE_TEST_SUITE_P(Mutants, MutantTest, ::testing::ValuesIn(Mutants()), [](const auto& mutant_info) {
+  std::string name = mutant_info.param.defect;
   for (auto& ch : name) {
     if (ch == '-') ch = '_';
   }
