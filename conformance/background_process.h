@@ -1,0 +1,38 @@
+#pragma once
+// A long-lived helper process (a fixture's cloud or daemon): its own
+// process group, stdout and stderr to a log file, killed with its parent
+// (PR_SET_PDEATHSIG) so a killed flexconform leaves none behind, and
+// stopped with SIGTERM then SIGKILL.
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace flexkit::conform {
+
+class BackgroundProcess {
+ public:
+  // Throws std::runtime_error naming argv[0] when fork/exec fails.
+  BackgroundProcess(const std::vector<std::string>& argv, const std::string& log_path,
+                    const std::map<std::string, std::string>& env = {});
+  ~BackgroundProcess();
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  bool running();
+  // SIGTERM, up to 5 s, then SIGKILL to the group; returns the exit status text.
+  std::string Stop();
+
+ private:
+  pid_t pid_ = -1;
+  std::string name_;
+};
+
+// Runs argv to completion (stdin /dev/null, output to `log_path`); returns
+// the exit code, or -signal. Throws when it cannot start.
+int RunToCompletion(const std::vector<std::string>& argv, const std::string& log_path,
+                    const std::map<std::string, std::string>& env = {});
+
+}  // namespace flexkit::conform

@@ -1,0 +1,349 @@
+#include "conformance/case_context.h"
+
+#include <sys/mount.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "simulator/mount_table.h"
+#include "simulator/options_builder.h"
+#include "simulator/verdict_json.h"
+
+namespace flexkit::conform {
+namespace {
+
+std::string Substitute(std::string text, const std::string& key, const std::string& value) {
+  for (std::size_t pos = text.find(key); pos != std::string::npos;
+       pos = text.find(key, pos + value.size())) {
+    text.replace(pos, key.size(), value);
+  }
+  return text;
+}
+
+std::string Verb(const sim::Args& args) { return args.empty() ? "" : args[0]; }
+
+// Keeps the unredacted output of one call: the transcript only holds the
+// redacted copy, and secrets must be searched for in what the driver wrote.
+class CapturingRunner : public sim::ProcessRunner {
+ public:
+  explicit CapturingRunner(sim::ProcessRunner& inner) : inner_(inner) {}
+  sim::ProcessResult Run(const sim::ProcessSpec& spec) override {
+    last_ = inner_.Run(spec);
+    return last_;
+  }
+  const sim::ProcessResult& last() const { return last_; }
+
+ private:
+  sim::ProcessRunner& inner_;
+  sim::ProcessResult last_;
+};
+
+std::string Why(const sim::CallResult& r) {
+  if (!r.harness_problem.empty()) return r.harness_problem;
+  return std::string(sim::OutcomeName(r.verdict.outcome)) +
+         (r.verdict.error.empty() ? "" : ": " + r.verdict.error);
+}
+
+}  // namespace
+
+CaseContext::CaseContext(const DriverProfile& profile, std::string case_dir,
+                         std::string unique_prefix, int repeat, Fixture& fixture,
+                         sim::ProcessRunner& runner)
+    : profile_(profile),
+      version_(&sim::FindProfile(profile.kubernetes)),
+      argv_(*version_),
+      case_dir_(std::move(case_dir)),
+      unique_prefix_(std::move(unique_prefix)),
+      repeat_(repeat),
+      fixture_(fixture),
+      runner_(runner) {
+  for (const auto& [key, value] : profile_.secrets) AddSecret(value);
+  for (int i = 1; i <= profile_.nodes; ++i) {
+    const std::string name = "node-" + std::to_string(i);
+    auto env = fixture_.NodeEnv(name, case_dir_);
+    for (const auto& [key, value] : profile_.node_env) {
+      env[key] = Substitute(Substitute(value, "{{node}}", name), "{{case_dir}}", case_dir_);
+    }
+    nodes_.push_back(std::make_unique<sim::Node>(name, case_dir_, env));
+  }
+}
+
+CaseContext::~CaseContext() = default;
+
+sim::Node& CaseContext::node(std::size_t i) {
+  if (i >= nodes_.size()) {
+    Skip("needs " + std::to_string(i + 1) + " nodes; the profile has " +
+         std::to_string(nodes_.size()));
+  }
+  return *nodes_[i];
+}
+
+std::chrono::milliseconds CaseContext::driver_time() const {
+  return std::chrono::milliseconds(driver_time_ms_.load());
+}
+
+std::string CaseContext::Unique(const std::string& stem) {
+  return stem + "-" + unique_prefix_ + "-" + std::to_string(++counter_);
+}
+
+sim::VolumeSpec CaseContext::Volume(const std::string& name, bool read_only) {
+  sim::VolumeSpec spec;
+  spec.name = name;
+  spec.driver = profile_.driver_name;
+  spec.read_only = read_only;
+  if (!profile_.fs_types.empty()) spec.fs_type = profile_.fs_types.front();
+  for (const auto& [key, value] : profile_.volume_options) {
+    spec.options[key] = Substitute(value, "{{unique}}", name);
+  }
+  return spec;
+}
+
+sim::MountExtras CaseContext::Pod(const std::string& stem) {
+  sim::MountExtras pod;
+  pod.pod_name = Unique(stem);
+  pod.pod_namespace = "default";
+  pod.pod_uid = Unique("uid");
+  pod.secret = profile_.secrets;
+  return pod;
+}
+
+std::string CaseContext::Json(const sim::VolumeSpec& spec, const sim::MountExtras* pod) const {
+  return sim::OptionsJson(*version_, spec, pod);
+}
+
+sim::KubeletPaths CaseContext::Paths(const sim::Node& n) const {
+  return sim::KubeletPaths(n.kubelet_root(), profile_.driver_name);
+}
+
+void CaseContext::AddSecret(const std::string& raw) {
+  std::lock_guard lock(mutex_);
+  if (raw.empty()) return;
+  redactor_.AddSecret(raw);
+  secrets_.push_back(raw);
+  secrets_.push_back(sim::Base64(raw));
+}
+
+void CaseContext::Warn(const std::string& warning) {
+  std::lock_guard lock(mutex_);
+  for (const auto& w : warnings_) {
+    if (w == warning) return;
+  }
+  warnings_.push_back(warning);
+}
+
+void CaseContext::Fail(const std::string& rule, const std::string& why) const {
+  throw CaseFailure(rule, why);
+}
+
+void CaseContext::Skip(const std::string& why) const { throw CaseSkip(why); }
+
+std::size_t CaseContext::MountCount(sim::Node& n, const std::string& target) const {
+  std::size_t count = 0;
+  for (const auto& m : sim::ReadMountTable(n.holder_pid())) count += m.target == target ? 1 : 0;
+  return count;
+}
+
+std::string CaseContext::MountOptions(sim::Node& n, const std::string& target) const {
+  std::string options;
+  for (const auto& m : sim::ReadMountTable(n.holder_pid())) {
+    if (m.target == target) options = m.options;
+  }
+  return options;
+}
+
+sim::CallResult CaseContext::Call(sim::Node& n, const sim::Args& args, const std::string& component,
+                                  const std::string& executable) {
+  const std::string verb = Verb(args);
+  sim::CallSettings settings;
+  settings.harness_deadline = profile_.TimeoutFor(verb);
+  // kubelet's own waitforattach timer stays longer than the harness's, so a
+  // stuck waitforattach is reported by the harness with the call's output.
+  settings.waitforattach_timeout = settings.harness_deadline * 2;
+  settings.kill_grace = std::chrono::seconds(1);
+  CapturingRunner capturing(runner_);
+  sim::DriverInvoker invoker(capturing, transcript_, settings);
+  sim::Redactor redactor;
+  std::vector<std::string> secrets;
+  {
+    std::lock_guard lock(mutex_);
+    redactor = redactor_;
+    secrets = secrets_;
+  }
+  sim::CallResult r =
+      invoker.Call(n, component, executable.empty() ? profile_.driver : executable, args, redactor);
+  const sim::ProcessResult& process = capturing.last();
+  driver_time_ms_ += process.duration.count();
+
+  if (!r.harness_problem.empty()) {
+    Fail(r.harness_problem.find("stdout/stderr open") != std::string::npos
+             ? "F17 (protocol §3: kubelet reads combined output to end of file)"
+             : "F16 (protocol §3: no timeout but waitforattach's; a hang wedges kubelet)",
+         verb + ": " + r.harness_problem);
+  }
+  if (!process.spawn_error.empty()) {
+    Fail("F27 (protocol §1: the driver must be executable)",
+         verb + ": exec failed: " + process.spawn_error);
+  }
+  // The unredacted output, searched for secrets: the transcript only holds
+  // the redacted copy, so the raw bytes are checked here before anyone sees them.
+  for (const auto& s : secrets) {
+    if (s.size() >= 4 && process.combined.find(s) != std::string::npos) {
+      Fail("F21 (protocol §8: secrets never appear in replies or logs)",
+           verb + ": the reply contains a secret value (shown redacted in the transcript)");
+    }
+  }
+  if (r.verdict.outcome == sim::Outcome::kDecodeError) {
+    Fail("F1/F2/F3 (protocol §3: combined output must be exactly one JSON document)",
+         verb + ": kubelet cannot decode the reply: " + r.verdict.error);
+  }
+  for (const auto& w : r.verdict.warnings) Warn(verb + ": " + w);
+
+  std::lock_guard lock(mutex_);
+  const std::string answer =
+      r.verdict.outcome == sim::Outcome::kNotSupported ? "not_supported" : "supported";
+  auto [it, first] = first_answer_.emplace(verb, answer);
+  if (!first && it->second != answer) {
+    throw CaseFailure(
+        "F7 (protocol §3.2: kubelet caches Not supported for the plugin's lifetime)",
+        verb + ": answered " + (answer == "supported" ? "" : "Not supported ") + "now but " +
+            (it->second == "supported" ? "something else" : "Not supported") + " before");
+  }
+  return r;
+}
+
+sim::CallResult CaseContext::Require(sim::Node& n, const sim::Args& args, const std::string& rule,
+                                     const std::string& component, const std::string& executable) {
+  auto r = Call(n, args, component, executable);
+  if (!r.ok()) Fail(rule, Verb(args) + " must succeed, got " + Why(r));
+  return r;
+}
+
+PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
+                             const sim::MountExtras& pod) {
+  PodVolume v;
+  v.node = &n;
+  v.spec = spec;
+  v.pod = pod;
+  auto paths = Paths(n);
+  const std::string json = Json(spec);
+  if (profile_.attachable()) {
+    const std::string component = profile_.kubelet_managed_attach ? "kubelet" : "controller";
+    auto attached = Require(n, argv_.Attach(json, n.name()),
+                            "F8 (protocol §7: an attachable driver attaches)", component);
+    v.device = attached.verdict.status ? attached.verdict.status->device : "";
+    tracker_.Push("detach " + spec.name + " from " + n.name(),
+                  [this, &n, spec] { Detach(n, spec); });
+    auto waited = Require(n, argv_.WaitForAttach(v.device, json),
+                          "F8 (protocol §7: waitforattach returns the device)");
+    if (waited.verdict.status && !waited.verdict.status->device.empty())
+      v.device = waited.verdict.status->device;
+    v.global_path = paths.DeviceMountPath(spec.name);
+    // prepareForMount: 0750, and no call when it is already a mount point.
+    n.mounter().MakeDirs(v.global_path, 0750);
+    if (!n.mounter().IsMountPoint(v.global_path)) {
+      auto md = Call(n, argv_.MountDevice(v.global_path, v.device, json));
+      if (md.not_supported()) {
+        n.mounter().FormatAndMount(v.device, v.global_path,
+                                   spec.fs_type.empty() ? "ext4" : spec.fs_type, spec.read_only);
+      } else if (!md.ok()) {
+        Fail("F19 (protocol §7: mountdevice mounts the device)", "mountdevice failed: " + Why(md));
+      }
+    }
+    const std::string global = v.global_path;
+    tracker_.Push("unmountdevice " + global, [this, &n, global] { UnmountDevice(n, global); });
+  }
+  v.pod_dir = paths.PodVolumeDir(pod.pod_uid, spec.name);
+  n.mounter().MakeDirs(v.pod_dir, 0750);
+  auto pod_copy = pod;
+  auto m = Call(n, argv_.Mount(v.pod_dir, Json(spec, &pod_copy), v.device));
+  if (m.not_supported()) {
+    if (!profile_.attachable()) {
+      Fail("F8 (protocol §7: a driver without attach must implement mount)",
+           "mount answered Not supported and init says attach:false");
+    }
+    unsigned long flags = MS_BIND;
+    n.mounter().Mount(v.global_path, v.pod_dir, "", flags, "");
+    if (spec.read_only) n.mounter().Mount("", v.pod_dir, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
+    v.driver_mounted = false;
+  } else if (!m.ok()) {
+    Fail("protocol §7: mount of a valid volume succeeds", "mount failed: " + Why(m));
+  }
+  auto* vp = &n;
+  const std::string dir = v.pod_dir;
+  const bool driver_mounted = v.driver_mounted;
+  v.pod_undo = tracker_.Push("unmount " + dir, [this, vp, dir, driver_mounted] {
+    PodVolume undo;
+    undo.node = vp;
+    undo.pod_dir = dir;
+    undo.driver_mounted = driver_mounted;
+    TearDownPod(undo);
+  });
+  return v;
+}
+
+// kubelet's own unmount (the Not-supported fallback): a failure is retried
+// on the next reconcile, so a transient EBUSY is retried here too.
+static void KubeletUnmount(sim::Node& n, const std::string& dir) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      n.mounter().Unmount(dir);
+      return;
+    } catch (const std::exception&) {
+      if (attempt == 10) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+}
+
+void CaseContext::TearDownPod(PodVolume& v) {
+  sim::Node& n = *v.node;
+  // TearDownAt skips the driver when the directory is gone.
+  if (!n.mounter().PathExists(v.pod_dir)) return;
+  if (v.driver_mounted) {
+    auto r = Call(n, argv_.Unmount(v.pod_dir));
+    if (r.not_supported()) {
+      if (n.mounter().IsMountPoint(v.pod_dir)) KubeletUnmount(n, v.pod_dir);
+    } else if (!r.ok()) {
+      Fail("F10 (protocol §7: unmount succeeds)", "unmount " + v.pod_dir + " failed: " + Why(r));
+    }
+  } else if (n.mounter().IsMountPoint(v.pod_dir)) {
+    KubeletUnmount(n, v.pod_dir);
+  }
+  if (n.mounter().IsMountPoint(v.pod_dir)) {
+    Fail("F11 (protocol §7: unmount leaves nothing mounted)",
+         "unmount reported Success but " + v.pod_dir + " is still a mount point");
+  }
+  try {
+    n.mounter().RemoveDir(v.pod_dir);
+  } catch (const std::exception& e) {
+    Fail("F11 (kubelet removes the pod dir after unmount)",
+         std::string("rmdir after unmount: ") + e.what());
+  }
+}
+
+void CaseContext::UnmountDevice(sim::Node& n, const std::string& global_path) {
+  if (!n.mounter().PathExists(global_path)) return;
+  if (n.mounter().IsMountPoint(global_path)) {
+    auto r = Call(n, argv_.UnmountDevice(global_path));
+    if (r.not_supported()) {
+      n.mounter().Unmount(global_path);
+    } else if (!r.ok()) {
+      Fail("F10 (protocol §7: unmountdevice succeeds)", "unmountdevice failed: " + Why(r));
+    }
+    if (n.mounter().IsMountPoint(global_path)) {
+      Fail("F11 (protocol §7: unmountdevice leaves nothing mounted)",
+           "unmountdevice reported Success but " + global_path + " is still mounted");
+    }
+  }
+  n.mounter().RemoveDir(global_path);
+}
+
+void CaseContext::Detach(sim::Node& n, const sim::VolumeSpec& spec) {
+  const std::string component = profile_.kubelet_managed_attach ? "kubelet" : "controller";
+  auto r = Call(n, argv_.Detach(spec.name, n.name()), component);
+  if (!r.ok() && !r.not_supported()) {
+    Fail("F12 (protocol §7: detach succeeds)", "detach " + spec.name + " failed: " + Why(r));
+  }
+}
+
+}  // namespace flexkit::conform

@@ -1,0 +1,132 @@
+#pragma once
+// Everything one case works with: a fresh case directory, fresh nodes
+// (mount namespaces) with the fixture's environment, the transcript, the
+// tracker, unique names, and kubelet-style steps (set up a pod volume, tear
+// it down) built on the simulator's argv/options builders and invoker.
+// Every driver call is checked against the rules that hold for any verb:
+// one JSON document on combined output (F1-F3), no hang or held pipe
+// (F16, F17), no secret in the output (F21), a stable Not supported (F7);
+// breaking one ends the case with a FAIL naming the rule.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "conformance/fixture.h"
+#include "conformance/profile.h"
+#include "conformance/tracker.h"
+#include "simulator/argv_builder.h"
+#include "simulator/driver_invoker.h"
+#include "simulator/kubelet_paths.h"
+#include "simulator/version_profile.h"
+#include "simulator/volume_spec.h"
+
+namespace flexkit::conform {
+
+// Thrown to end a case with FAIL; `rule` names the F-number and reference.
+struct CaseFailure : std::runtime_error {
+  CaseFailure(std::string rule_broken, const std::string& what)
+      : std::runtime_error(what), rule(std::move(rule_broken)) {}
+  std::string rule;
+};
+// Thrown to end a case with SKIP.
+struct CaseSkip : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A pod volume set up on a node, as kubelet has it.
+struct PodVolume {
+  sim::Node* node = nullptr;
+  sim::VolumeSpec spec;
+  sim::MountExtras pod;
+  std::string device;       // attachable drivers: the attached device
+  std::string global_path;  // attachable drivers: the device mount path
+  std::string pod_dir;
+  bool driver_mounted = true;  // false: kubelet's bind-mount fallback was used
+  Tracker::Handle pod_undo = 0;
+};
+
+class CaseContext {
+ public:
+  CaseContext(const DriverProfile& profile, std::string case_dir, std::string unique_prefix,
+              int repeat, Fixture& fixture, sim::ProcessRunner& runner);
+  ~CaseContext();
+
+  const DriverProfile& profile() const { return profile_; }
+  const sim::VersionProfile& version() const { return *version_; }
+  const sim::ArgvBuilder& argv() const { return argv_; }
+  int repeat() const { return repeat_; }
+  const std::string& case_dir() const { return case_dir_; }
+  sim::Node& node(std::size_t i = 0);
+  std::size_t node_count() const { return nodes_.size(); }
+  Tracker& tracker() { return tracker_; }
+  sim::Transcript& transcript() { return transcript_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  std::chrono::milliseconds driver_time() const;
+
+  std::string Unique(const std::string& stem);
+  // The profile's test volume, "{{unique}}" substituted, named `name`.
+  sim::VolumeSpec Volume(const std::string& name, bool read_only = false);
+  sim::MountExtras Pod(const std::string& stem);
+  std::string Json(const sim::VolumeSpec& spec, const sim::MountExtras* pod = nullptr) const;
+  sim::KubeletPaths Paths(const sim::Node& n) const;
+
+  // One driver call with the per-verb deadline and the universal checks.
+  // `executable` empty: the profile's driver.
+  sim::CallResult Call(sim::Node& n, const sim::Args& args,
+                       const std::string& component = "kubelet",
+                       const std::string& executable = "");
+  // Call that must succeed; otherwise FAIL under `rule`.
+  sim::CallResult Require(sim::Node& n, const sim::Args& args, const std::string& rule,
+                          const std::string& component = "kubelet",
+                          const std::string& executable = "");
+
+  // kubelet's path to a usable pod volume: attach (+waitforattach,
+  // mountdevice) for attachable drivers, then mount or the bind-mount
+  // fallback; each step registers its undo with the tracker.
+  PodVolume SetUp(sim::Node& n, const sim::VolumeSpec& spec, const sim::MountExtras& pod);
+  // kubelet's teardown of the pod dir: unmount (or the default unmount),
+  // then rmdir, which must succeed (F11).
+  void TearDownPod(PodVolume& v);
+
+  void Warn(const std::string& warning);
+  [[noreturn]] void Fail(const std::string& rule, const std::string& why) const;
+  [[noreturn]] void Skip(const std::string& why) const;
+
+  // Secrets of this case (profile's plus any the case adds): redacted
+  // everywhere and searched for in every reply.
+  void AddSecret(const std::string& raw);
+  // How many mounts the node's namespace has at `target` (stacking shows).
+  std::size_t MountCount(sim::Node& n, const std::string& target) const;
+  // The options of the (topmost) mount at `target`, "" when none.
+  std::string MountOptions(sim::Node& n, const std::string& target) const;
+
+ private:
+  void UnmountDevice(sim::Node& n, const std::string& global_path);
+  void Detach(sim::Node& n, const sim::VolumeSpec& spec);
+
+  const DriverProfile& profile_;
+  const sim::VersionProfile* version_;
+  sim::ArgvBuilder argv_;
+  std::string case_dir_;
+  std::string unique_prefix_;
+  int repeat_;
+  Fixture& fixture_;
+  sim::ProcessRunner& runner_;
+  sim::Transcript transcript_;
+  sim::Redactor redactor_;
+  std::vector<std::string> secrets_;
+  std::vector<std::unique_ptr<sim::Node>> nodes_;
+  Tracker tracker_;
+  mutable std::mutex mutex_;
+  std::map<std::string, std::string> first_answer_;  // verb -> "not_supported" or "supported"
+  std::vector<std::string> warnings_;
+  std::atomic<long long> counter_{0};
+  std::atomic<long long> driver_time_ms_{0};
+};
+
+}  // namespace flexkit::conform

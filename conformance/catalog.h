@@ -1,0 +1,56 @@
+#pragma once
+// The catalog: named, tagged cases, each a verb sequence through the
+// simulator (csi-sanity style: one file per group, catalog_<group>.cc).
+// `applies` decides SKIP before anything starts; a case may still SKIP
+// from inside (CaseContext::Skip) once it knows more.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "conformance/case_context.h"
+
+namespace flexkit::conform {
+
+struct Case {
+  std::string name;                        // "group/what-it-checks"
+  std::vector<std::string> tags;           // "protocol", "lifecycle", ..., "root", "slow"
+  std::vector<std::string> failure_modes;  // "F9", ... (anchors §6)
+  // Empty when the case applies to the profile; otherwise the SKIP reason.
+  std::function<std::string(const DriverProfile&)> applies;
+  std::function<void(CaseContext&)> run;
+};
+
+std::vector<Case> Catalog();
+
+// Each F1-F30 with the cases covering it, or why none does.
+struct Coverage {
+  std::string failure_mode;  // "F14"
+  std::string title;
+  std::string note;  // the covering cases and/or how it is checked or why not
+};
+std::vector<Coverage> CoverageTable();
+
+// Group registrations, one per catalog_<group>.cc.
+void AddProtocolCases(std::vector<Case>& cases);
+void AddLifecycleCases(std::vector<Case>& cases);
+void AddIdempotencyCases(std::vector<Case>& cases);
+void AddTeardownCases(std::vector<Case>& cases);
+void AddReadOnlyCases(std::vector<Case>& cases);
+void AddFsTypeCases(std::vector<Case>& cases);
+void AddSecretsCases(std::vector<Case>& cases);
+void AddRobustnessCases(std::vector<Case>& cases);
+void AddInstallCases(std::vector<Case>& cases);
+
+// Writes a file through the pod directory and reads it back (the volume
+// is usable); FAIL otherwise.
+void CheckDataRoundTrip(CaseContext& c, const PodVolume& v,
+                        const std::string& file = "flexconform.txt");
+// Runs what the tracker still holds (the case's teardown); FAIL on errors.
+void TearDownAll(CaseContext& c);
+
+// Common `applies` predicates.
+std::string Always(const DriverProfile&);
+std::string AttachableOnly(const DriverProfile& p);
+std::string MountOnly(const DriverProfile& p);
+
+}  // namespace flexkit::conform

@@ -1,0 +1,102 @@
+// [idempotency]: each verb repeated --repeat times on the same input gives
+// the same result and no stacked mounts (F9, F12); whole up/down cycles
+// repeated (csi-sanity's IdempotentCount, done for teardown too).
+#include "conformance/catalog.h"
+
+namespace flexkit::conform {
+namespace {
+
+// The call kubelet would skip (the target is already a mount point), made
+// anyway, as after a kubelet restart: it must succeed and stack nothing.
+void SetUpRepeated(CaseContext& c) {
+  auto& n = c.node();
+  auto spec = c.Volume(c.Unique("vol"));
+  auto pod = c.Pod("pod");
+  auto v = c.SetUp(n, spec, pod);
+  for (int i = 1; i < c.repeat(); ++i) {
+    if (c.profile().attachable()) {
+      auto a = c.Require(n, c.argv().Attach(c.Json(spec), n.name()),
+                         "F9 (protocol §7: attach is idempotent)", "controller");
+      if (a.verdict.status->device != v.device) {
+        c.Fail("F9 (protocol §7: attach is idempotent)",
+               "attach #" + std::to_string(i + 1) + " returned device '" +
+                   a.verdict.status->device + "', first '" + v.device + "'");
+      }
+      c.Require(n, c.argv().MountDevice(v.global_path, v.device, c.Json(spec)),
+                "F9 (protocol §7: mountdevice is idempotent)");
+      if (c.MountCount(n, v.global_path) != 1) {
+        c.Fail("F9 (protocol §7: mountdevice is idempotent)",
+               "mountdevice repeated stacked " + std::to_string(c.MountCount(n, v.global_path)) +
+                   " mounts on " + v.global_path);
+      }
+    }
+    if (v.driver_mounted) {
+      c.Require(n, c.argv().Mount(v.pod_dir, c.Json(spec, &pod), v.device),
+                "F9 (protocol §7: mount is idempotent)");
+      if (c.MountCount(n, v.pod_dir) != 1) {
+        c.Fail("F9 (protocol §7: mount is idempotent)",
+               "mount repeated stacked " + std::to_string(c.MountCount(n, v.pod_dir)) +
+                   " mounts on " + v.pod_dir);
+      }
+    }
+  }
+  CheckDataRoundTrip(c, v);
+  TearDownAll(c);
+}
+
+// Teardown verbs repeated after the volume is gone: all Success.
+void TearDownRepeated(CaseContext& c) {
+  auto& n = c.node();
+  auto spec = c.Volume(c.Unique("vol"));
+  auto v = c.SetUp(n, spec, c.Pod("pod"));
+  TearDownAll(c);
+  for (int i = 1; i < c.repeat(); ++i) {
+    n.mounter().MakeDirs(v.pod_dir, 0750);
+    auto u = c.Call(n, c.argv().Unmount(v.pod_dir));
+    if (!u.ok() && !u.not_supported()) {
+      c.Fail("F10 (protocol §7: unmount of an unmounted dir succeeds)",
+             "unmount repeated: " + u.verdict.error);
+    }
+    n.mounter().RemoveDir(v.pod_dir);
+    if (c.profile().attachable()) {
+      n.mounter().MakeDirs(v.global_path, 0750);
+      auto ud = c.Call(n, c.argv().UnmountDevice(v.global_path));
+      if (!ud.ok() && !ud.not_supported()) {
+        c.Fail("F10 (protocol §7: unmountdevice of an unmounted dir succeeds)",
+               "unmountdevice repeated: " + ud.verdict.error);
+      }
+      n.mounter().RemoveDir(v.global_path);
+      auto d = c.Call(n, c.argv().Detach(spec.name, n.name()), "controller");
+      if (!d.ok() && !d.not_supported()) {
+        c.Fail("F12 (protocol §7: detach of a detached volume succeeds)",
+               "detach repeated: " + d.verdict.error);
+      }
+    }
+  }
+}
+
+void Cycles(CaseContext& c) {
+  auto& n = c.node();
+  auto spec = c.Volume(c.Unique("vol"));
+  for (int i = 0; i < c.repeat(); ++i) {
+    auto v = c.SetUp(n, spec, c.Pod("pod"));
+    CheckDataRoundTrip(c, v, "cycle-" + std::to_string(i));
+    TearDownAll(c);
+  }
+}
+
+}  // namespace
+
+void AddIdempotencyCases(std::vector<Case>& cases) {
+  cases.push_back(
+      {"idempotency/setup-verbs-repeated", {"idempotency", "root"}, {"F9"}, Always, SetUpRepeated});
+  cases.push_back({"idempotency/teardown-verbs-repeated",
+                   {"idempotency", "root"},
+                   {"F10", "F12"},
+                   Always,
+                   TearDownRepeated});
+  cases.push_back(
+      {"idempotency/up-down-cycles", {"idempotency", "root"}, {"F9", "F26"}, Always, Cycles});
+}
+
+}  // namespace flexkit::conform

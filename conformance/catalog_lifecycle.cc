@@ -1,0 +1,86 @@
+// [lifecycle]: a volume set up and torn down the way kubelet does it, with
+// data written and read back through the pod directory. Attachable drivers:
+// attach, waitforattach, isattached, mountdevice, mount, then unmount,
+// unmountdevice, detach, isattached. Mount-only drivers: mount, unmount.
+#include "conformance/catalog.h"
+
+namespace flexkit::conform {
+namespace {
+
+void MountOnlyLifecycle(CaseContext& c) {
+  auto& n = c.node();
+  auto v = c.SetUp(n, c.Volume(c.Unique("vol")), c.Pod("pod"));
+  if (!n.mounter().IsMountPoint(v.pod_dir)) {
+    c.Fail("protocol §7: mount mounts the pod dir",
+           "mount said Success but " + v.pod_dir + " is not a mount point");
+  }
+  CheckDataRoundTrip(c, v);
+  c.tracker().RunNow(v.pod_undo);
+  TearDownAll(c);
+}
+
+void AttachableLifecycle(CaseContext& c) {
+  auto& n = c.node();
+  auto spec = c.Volume(c.Unique("vol"));
+  auto v = c.SetUp(n, spec, c.Pod("pod"));
+  auto is = c.Call(n, c.argv().IsAttached(c.Json(spec), n.name()), "controller");
+  if (is.ok() && !is.verdict.status->attached) {
+    c.Fail("F28 (protocol §7: isattached reports an attached volume)",
+           "isattached said attached:false after attach");
+  }
+  if (!n.mounter().IsMountPoint(v.global_path)) {
+    c.Fail("protocol §7: mountdevice mounts the device path",
+           v.global_path + " is not a mount point");
+  }
+  CheckDataRoundTrip(c, v);
+  c.tracker().RunNow(v.pod_undo);
+  TearDownAll(c);
+  auto after = c.Call(n, c.argv().IsAttached(c.Json(spec), n.name()), "controller");
+  if (after.ok() && after.verdict.status->attached) {
+    c.Fail("F12 (protocol §7: detach detaches)", "isattached says attached:true after detach");
+  }
+}
+
+// Data survives unmount and a second mount of the same volume.
+void DataPersists(CaseContext& c) {
+  auto& n = c.node();
+  auto spec = c.Volume(c.Unique("vol"));
+  auto v = c.SetUp(n, spec, c.Pod("pod"));
+  CheckDataRoundTrip(c, v, "persist.txt");
+  TearDownAll(c);
+  auto again = c.SetUp(n, spec, c.Pod("pod"));
+  std::string back;
+  try {
+    back = n.mounter().ReadFile(again.pod_dir + "/persist.txt");
+  } catch (const std::exception& e) {
+    c.Fail("protocol §7: an attachable volume keeps its data across mounts",
+           std::string("read after remount: ") + e.what());
+  }
+  if (back != "flexconform " + spec.name + "\n") {
+    c.Fail("protocol §7: an attachable volume keeps its data across mounts",
+           "read back '" + back + "' after remount");
+  }
+  TearDownAll(c);
+}
+
+}  // namespace
+
+void AddLifecycleCases(std::vector<Case>& cases) {
+  cases.push_back({"lifecycle/mount-only",
+                   {"lifecycle", "root"},
+                   {"F11", "F26"},
+                   MountOnly,
+                   MountOnlyLifecycle});
+  cases.push_back({"lifecycle/attachable",
+                   {"lifecycle", "root"},
+                   {"F11", "F13", "F26", "F28", "F29"},
+                   AttachableOnly,
+                   AttachableLifecycle});
+  cases.push_back({"lifecycle/data-persists-across-remount",
+                   {"lifecycle", "root"},
+                   {"F19"},
+                   AttachableOnly,
+                   DataPersists});
+}
+
+}  // namespace flexkit::conform

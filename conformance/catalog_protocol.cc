@@ -1,0 +1,91 @@
+// [protocol] [init]: the reply format of every verb, exact status strings,
+// exit codes agreeing with the status, unknown verbs, getvolumename, and
+// init: fast, side-effect free, capabilities as the profile says.
+#include <chrono>
+#include <filesystem>
+
+#include "conformance/catalog.h"
+#include "simulator/verdict_json.h"
+
+namespace flexkit::conform {
+namespace {
+
+// Regular files under `dir` (a node's directories): init must create none.
+std::size_t CountFiles(const std::string& dir) {
+  std::size_t n = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    ++n;
+  }
+  return n;
+}
+
+void InitReply(CaseContext& c) {
+  auto& n = c.node();
+  const auto before = CountFiles(n.kubelet_root()) + CountFiles(n.plugin_dir());
+  auto start = std::chrono::steady_clock::now();
+  auto r = c.Require(n, c.argv().Init(), "F3/F4/F5 (protocol §3.2: init answers Success, exit 0)");
+  auto took = std::chrono::steady_clock::now() - start;
+  const auto& status = *r.verdict.status;
+  if (!status.capabilities) {
+    c.Fail("F8 (protocol §3.3: init reports capabilities)", "init said \"capabilities\": null");
+  }
+  if (c.profile().capabilities && !(*status.capabilities == *c.profile().capabilities)) {
+    c.Fail("F8 (protocol §3.3: capabilities match the driver)",
+           "init capabilities " + sim::CapabilitiesToJson(*status.capabilities).dump() +
+               " differ from the profile's " +
+               sim::CapabilitiesToJson(*c.profile().capabilities).dump());
+  }
+  if (CountFiles(n.kubelet_root()) + CountFiles(n.plugin_dir()) != before) {
+    c.Fail("protocol §2: init is side-effect free",
+           "init created files in the node's kubelet or plugin dir");
+  }
+  if (took > std::chrono::seconds(2)) {
+    c.Warn("init took " +
+           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()) +
+           " ms: kubelet probes on every change in the plugin dir, init should be instant");
+  }
+}
+
+void UnknownVerb(CaseContext& c) {
+  for (const std::string verb : {"flexconform-no-such-verb", "expandvolume", "expandfs"}) {
+    sim::Args args{verb};
+    if (verb == "expandvolume") args = {verb, "{}", "/nonexistent", "2147483648", "1073741824"};
+    if (verb == "expandfs")
+      args = {verb, "{}", "/dev/null", "/nonexistent", "2147483648", "1073741824"};
+    for (int i = 0; i < c.repeat(); ++i) {
+      auto r = c.Call(c.node(), args);
+      if (verb.rfind("flexconform", 0) == 0 && !r.not_supported()) {
+        c.Fail("F6 (protocol §3.2: an unknown verb gets {\"status\":\"Not supported\"}, exit 0)",
+               verb + ": got " + sim::OutcomeName(r.verdict.outcome) + " " + r.verdict.error);
+      }
+    }
+  }
+}
+
+void GetVolumeName(CaseContext& c) {
+  auto spec = c.Volume(c.Unique("vol"));
+  auto r = c.Call(c.node(), c.argv().GetVolumeName(c.Json(spec)));
+  if (!r.ok() && !r.not_supported()) {
+    c.Fail("F29 (protocol §3.2 item 7: getvolumename never fails; kubelet ignores it)",
+           "getvolumename failed: " + r.verdict.error);
+  }
+}
+
+}  // namespace
+
+void AddProtocolCases(std::vector<Case>& cases) {
+  cases.push_back({"protocol/init-reply",
+                   {"protocol", "init"},
+                   {"F1", "F3", "F4", "F5", "F8"},
+                   Always,
+                   InitReply});
+  cases.push_back(
+      {"protocol/unknown-verb-not-supported", {"protocol"}, {"F6", "F7"}, Always, UnknownVerb});
+  cases.push_back(
+      {"protocol/getvolumename-never-fails", {"protocol"}, {"F29"}, Always, GetVolumeName});
+}
+
+}  // namespace flexkit::conform

@@ -1,0 +1,61 @@
+// [secrets]: values from kubernetes.io/secret/* (base64, mount only) are
+// accepted, invalid base64 is a Failure, and no secret value (raw or
+// base64) appears in any reply (F20, F21). The suite itself never prints
+// one: transcripts and reports are redacted.
+#include "conformance/catalog.h"
+#include "simulator/options_builder.h"
+
+namespace flexkit::conform {
+namespace {
+
+void SecretsNotLeaked(CaseContext& c) {
+  auto& n = c.node();
+  auto pod = c.Pod("pod");
+  const std::string secret = "flexconform-s3cret-" + c.Unique("v");
+  c.AddSecret(secret);
+  pod.secret["flexconform-password"] = secret;
+  auto v = c.SetUp(n, c.Volume(c.Unique("vol")), pod);
+  if (!v.driver_mounted)
+    c.Skip("capability: mount is Not supported, so the driver never sees secrets");
+  CheckDataRoundTrip(c, v);
+  TearDownAll(c);
+}
+
+void InvalidBase64IsFailure(CaseContext& c) {
+  auto& n = c.node();
+  auto spec = c.Volume(c.Unique("vol"));
+  const std::string invalid = "!!not*base64-" + c.Unique("s") + "!!";
+  c.AddSecret(invalid);
+  spec.options[std::string(sim::kSecretKeyPrefix) + "flexconform-password"] = invalid;
+  auto pod = c.Pod("pod");
+  const std::string dir = c.Paths(n).PodVolumeDir(pod.pod_uid, spec.name);
+  n.mounter().MakeDirs(dir, 0750);
+  c.tracker().Push("remove " + dir, [&n, dir] {
+    if (n.mounter().IsMountPoint(dir)) n.mounter().Unmount(dir);
+    n.mounter().RemoveDir(dir);
+  });
+  auto r = c.Call(n, c.argv().Mount(dir, c.Json(spec, &pod)));
+  if (r.not_supported())
+    c.Skip("capability: mount is Not supported, so the driver never sees secrets");
+  if (r.ok())
+    c.Fail("F20 (protocol §4: secrets are base64; an invalid one is a Failure)",
+           "mount with an invalid base64 secret succeeded");
+  TearDownAll(c);
+}
+
+}  // namespace
+
+void AddSecretsCases(std::vector<Case>& cases) {
+  cases.push_back({"secrets/accepted-and-never-leaked",
+                   {"secrets", "root"},
+                   {"F20", "F21"},
+                   Always,
+                   SecretsNotLeaked});
+  cases.push_back({"secrets/invalid-base64-is-failure",
+                   {"secrets", "root"},
+                   {"F20", "F21", "F30"},
+                   Always,
+                   InvalidBase64IsFailure});
+}
+
+}  // namespace flexkit::conform

@@ -1,0 +1,101 @@
+// [teardown]: teardown verbs on things that were never set up (F10, F12),
+// and waitforattach with an empty device (kubelet sends "" when the
+// attach result carried none).
+#include "conformance/catalog.h"
+
+namespace flexkit::conform {
+namespace {
+
+void UnmountNeverMounted(CaseContext& c) {
+  auto& n = c.node();
+  const std::string dir = c.Paths(n).PodVolumeDir(c.Unique("uid"), c.Unique("vol"));
+  n.mounter().MakeDirs(dir, 0750);
+  auto r = c.Call(n, c.argv().Unmount(dir));
+  if (!r.ok() && !r.not_supported()) {
+    c.Fail("F10 (protocol §7: unmount of a never-mounted dir succeeds)",
+           "unmount: " + r.verdict.error);
+  }
+  n.mounter().RemoveDir(dir);
+}
+
+void UnmountMissingDir(CaseContext& c) {
+  auto& n = c.node();
+  const std::string dir = c.Paths(n).PodVolumeDir(c.Unique("uid"), c.Unique("vol"));
+  auto r = c.Call(n, c.argv().Unmount(dir));
+  if (!r.ok() && !r.not_supported()) {
+    // kubelet skips the call when the dir is missing: tolerated, but wrong.
+    c.Warn("unmount of a missing dir failed (kubelet never calls it so, other callers do): " +
+           r.verdict.error);
+  }
+}
+
+void DetachNeverAttached(CaseContext& c) {
+  auto& n = c.node();
+  auto r = c.Call(n, c.argv().Detach(c.Unique("vol"), n.name()), "controller");
+  if (!r.ok() && !r.not_supported()) {
+    c.Fail("F12 (protocol §7: detach of a never-attached volume succeeds)",
+           "detach: " + r.verdict.error);
+  }
+}
+
+void UnmountDeviceNeverMounted(CaseContext& c) {
+  auto& n = c.node();
+  const std::string dir = c.Paths(n).DeviceMountPath(c.Unique("vol"));
+  n.mounter().MakeDirs(dir, 0750);
+  auto r = c.Call(n, c.argv().UnmountDevice(dir));
+  if (!r.ok() && !r.not_supported()) {
+    c.Fail("F10 (protocol §7: unmountdevice of an unmounted dir succeeds)",
+           "unmountdevice: " + r.verdict.error);
+  }
+  n.mounter().RemoveDir(dir);
+}
+
+void WaitForAttachEmptyDevice(CaseContext& c) {
+  auto& n = c.node();
+  auto spec = c.Volume(c.Unique("vol"));
+  c.Require(n, c.argv().Attach(c.Json(spec), n.name()), "protocol §7: attach succeeds",
+            "controller");
+  c.tracker().Push("detach " + spec.name, [&c, &n, spec] {
+    auto r = c.Call(n, c.argv().Detach(spec.name, n.name()), "controller");
+    if (!r.ok() && !r.not_supported())
+      c.Fail("F12 (protocol §7: detach succeeds)", "detach: " + r.verdict.error);
+  });
+  auto w = c.Call(n, c.argv().WaitForAttach("", c.Json(spec)));
+  if (!w.ok())
+    c.Fail("protocol §7: waitforattach accepts \"\" and finds the device",
+           "waitforattach \"\": " + w.verdict.error);
+  if (w.verdict.status->device.empty()) {
+    c.Fail("protocol §7: waitforattach returns the device",
+           "waitforattach \"\" returned no device");
+  }
+  TearDownAll(c);
+}
+
+}  // namespace
+
+void AddTeardownCases(std::vector<Case>& cases) {
+  cases.push_back({"teardown/unmount-never-mounted-dir",
+                   {"teardown", "root"},
+                   {"F10"},
+                   Always,
+                   UnmountNeverMounted});
+  cases.push_back(
+      {"teardown/unmount-missing-dir", {"teardown", "root"}, {"F10"}, Always, UnmountMissingDir});
+  cases.push_back({"teardown/detach-never-attached",
+                   {"teardown"},
+                   {"F12", "F13"},
+                   AttachableOnly,
+                   DetachNeverAttached});
+  cases.push_back({"teardown/unmountdevice-never-mounted",
+                   {"teardown", "root"},
+                   {"F10"},
+                   AttachableOnly,
+                   UnmountDeviceNeverMounted});
+  cases.push_back({"teardown/waitforattach-empty-device",
+                   {"teardown"},
+                   {"F13"},
+                   AttachableOnly,
+                   WaitForAttachEmptyDevice});
+}
+
+}  // namespace flexkit::conform

@@ -1,0 +1,66 @@
+#include "conformance/default_profiles.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+
+#include "simulator/boost_process_runner.h"
+#include "simulator/call_command.h"
+#include "simulator/judge.h"
+
+namespace flexkit::conform {
+
+std::string DriverNameFor(const std::string& driver_path) {
+  const std::string folder = std::filesystem::path(driver_path).parent_path().filename().string();
+  return folder.find('~') != std::string::npos
+             ? sim::DriverNameFromPath(driver_path)
+             : "flexconform/" + std::filesystem::path(driver_path).filename().string();
+}
+
+DriverProfile DeriveProfile(const std::string& driver_path) {
+  DriverProfile p;
+  p.driver = std::filesystem::absolute(driver_path).lexically_normal().string();
+  p.driver_name = DriverNameFor(p.driver);
+  sim::BoostProcessRunner runner;
+  sim::ProcessSpec spec;
+  spec.executable = p.driver;
+  spec.args = {"init"};
+  spec.harness_deadline = std::chrono::seconds(10);
+  auto result = runner.Run(spec);
+  if (!result.spawn_error.empty())
+    throw std::runtime_error("run " + p.driver + " init: " + result.spawn_error);
+  auto verdict = sim::Judge("init", result.exit, result.combined);
+  if (verdict.outcome != sim::Outcome::kSuccess || !verdict.status ||
+      !verdict.status->capabilities) {
+    throw std::runtime_error("derive a profile from " + p.driver + " init: " +
+                             (verdict.error.empty() ? "no capabilities" : verdict.error) +
+                             " (write a profile with --profile instead)");
+  }
+  p.capabilities = *verdict.status->capabilities;
+  return p;
+}
+
+DriverProfile BundledConvoyProfile(const std::string& flexconform_dir) {
+  DriverProfile p;
+  const char* driver = std::getenv("FLEXCONFORM_CONVOY_DRIVER");
+  p.driver = std::filesystem::weakly_canonical(
+                 driver ? std::string(driver) : flexconform_dir + "/../driver/convoy-flexvolume")
+                 .string();
+  p.driver_name = "rancher.io/convoy";
+  sim::DriverCapabilities caps = sim::DriverCapabilities::Defaults();
+  caps.attach = true;
+  caps.supports_metrics = true;
+  caps.requires_fs_resize = false;
+  p.capabilities = caps;
+  p.kubelet_managed_attach = true;         // Convoy daemons are node-local (DESIGN §4.2)
+  p.volume_options = {{"size", "320Mi"}};  // XFS needs 300 MiB; the fake makes sparse files
+  p.fs_types = {"ext4", "xfs"};
+  p.fixture.kind = "convoy-fake";
+  p.skip["lifecycle/data-persists-across-remount"] =
+      "a Convoy volume is identified by its volumeID option; a name-only test volume is created "
+      "anew "
+      "after detach (ReferenceOnly), and the fixture does not pre-create EBS volumes yet";
+  return p;
+}
+
+}  // namespace flexkit::conform

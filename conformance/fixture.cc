@@ -1,0 +1,218 @@
+#include "conformance/fixture.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "conformance/background_process.h"
+
+namespace flexkit::conform {
+namespace {
+
+class NoFixture : public Fixture {
+ public:
+  std::map<std::string, std::string> NodeEnv(const std::string&, const std::string&) override {
+    return {};
+  }
+  void Start(const std::string&, std::vector<sim::Node*>) override {}
+  std::vector<std::string> Stop() override { return {}; }
+  std::vector<pid_t> Pids() const override { return {}; }
+};
+
+// The profile's own commands, with FLEXCONFORM_CASE_DIR and
+// FLEXCONFORM_NODES (space-separated names) in their environment.
+class CommandFixture : public Fixture {
+ public:
+  explicit CommandFixture(FixtureSpec spec) : spec_(std::move(spec)) {}
+  std::map<std::string, std::string> NodeEnv(const std::string&, const std::string&) override {
+    return {};
+  }
+  void Start(const std::string& case_dir, std::vector<sim::Node*> nodes) override {
+    env_ = {{"FLEXCONFORM_CASE_DIR", case_dir}};
+    for (auto* n : nodes)
+      env_["FLEXCONFORM_NODES"] += (env_["FLEXCONFORM_NODES"].empty() ? "" : " ") + n->name();
+    log_ = case_dir + "/fixture.log";
+    int rc = RunToCompletion({"/bin/sh", "-c", spec_.setup}, log_, env_);
+    if (rc != 0)
+      throw std::runtime_error("fixture setup '" + spec_.setup + "': exit " + std::to_string(rc) +
+                               " (log " + log_ + ")");
+    started_ = true;
+  }
+  std::vector<std::string> Stop() override {
+    if (!started_ || spec_.teardown.empty()) return {};
+    started_ = false;
+    int rc = RunToCompletion({"/bin/sh", "-c", spec_.teardown}, log_, env_);
+    if (rc != 0) return {"fixture teardown '" + spec_.teardown + "': exit " + std::to_string(rc)};
+    return {};
+  }
+  std::vector<pid_t> Pids() const override { return {}; }
+
+ private:
+  FixtureSpec spec_;
+  std::map<std::string, std::string> env_;
+  std::string log_;
+  bool started_ = false;
+};
+
+// convoy-fake cloud + one daemon per node (inside the node's namespace,
+// through nsenter on the node's holder), and convoy-flexvolume's per-node
+// config. Admin calls go through curl on the cloud's unix socket.
+class ConvoyFakeFixture : public Fixture {
+ public:
+  ConvoyFakeFixture(FixtureSpec spec, std::string binary)
+      : spec_(std::move(spec)), binary_(std::move(binary)) {}
+
+  std::map<std::string, std::string> NodeEnv(const std::string& node,
+                                             const std::string& case_dir) override {
+    return {{"CONVOY_FLEXVOLUME_CONFIG", case_dir + "/convoy/" + node + ".json"}};
+  }
+
+  void Start(const std::string& case_dir, std::vector<sim::Node*> nodes) override {
+    dir_ = case_dir + "/convoy";
+    std::filesystem::create_directories(dir_);
+    cloud_ = std::make_unique<BackgroundProcess>(
+        std::vector<std::string>{binary_, "cloud", "--socket", dir_ + "/cloud.sock", "--state-dir",
+                                 dir_ + "/cloud", "--attach-delay", "0", "--consistency-delay",
+                                 "0"},
+        dir_ + "/cloud.log");
+    WaitForSocket(dir_ + "/cloud.sock", *cloud_);
+    for (auto* n : nodes) {
+      auto reply = Admin("POST", "/admin/instances", nlohmann::json{{"Host", n->name()}}.dump());
+      const std::string instance = reply.value("InstanceId", "");
+      if (instance.empty())
+        throw std::runtime_error("convoy-fake cloud: no InstanceId for " + n->name() + ": " +
+                                 reply.dump());
+      const std::string sock = dir_ + "/" + n->name() + ".sock";
+      daemons_.push_back(std::make_unique<BackgroundProcess>(
+          std::vector<std::string>{"/usr/bin/nsenter",
+                                   "--target",
+                                   std::to_string(n->holder_pid()),
+                                   "--mount",
+                                   binary_,
+                                   "daemon",
+                                   "--socket",
+                                   sock,
+                                   "--state-dir",
+                                   dir_ + "/" + n->name(),
+                                   "--drivers",
+                                   "ebs,vfs",
+                                   "--vfs-path",
+                                   dir_ + "/vfs",
+                                   "--cloud",
+                                   dir_ + "/cloud.sock",
+                                   "--instance-id",
+                                   instance,
+                                   "--host",
+                                   n->name()},
+          dir_ + "/" + n->name() + ".log"));
+      WaitForSocket(sock, *daemons_.back());
+      std::ofstream(dir_ + "/" + n->name() + ".json") << nlohmann::json{
+          {"socket", sock},
+          {"socketTemplate", dir_ + "/{node}.sock"},
+          {"mode", spec_.mode},
+          {"timeouts", {{"connect", "2s"}, {"request", "20s"}, {"waitforattach", "10s"}}},
+          {"logFile", dir_ + "/driver.log"},
+          {"stateDir", dir_ + "/driver-state"}}.dump();
+    }
+  }
+
+  std::vector<std::string> Stop() override {
+    std::vector<std::string> problems;
+    for (auto& d : daemons_) d->Stop();
+    daemons_.clear();
+    if (!cloud_) return problems;
+    try {
+      auto state = Admin("GET", "/admin/state", "");
+      if (state.contains("Violations") && !state["Violations"].empty())
+        problems.push_back("convoy-fake cloud: a volume was attached to two instances: " +
+                           state["Violations"].dump());
+      // Attachments are the fixture's loop devices: released here so that
+      // a leak audit blames only what the driver left.
+      for (auto& v : state["Volumes"]) {
+        if (!v["Attachments"].empty())
+          Admin("POST", "/ec2/DetachVolume",
+                nlohmann::json{{"VolumeId", v["VolumeId"]}, {"Force", true}}.dump());
+      }
+    } catch (const std::exception& e) {
+      problems.push_back(std::string("convoy-fake cloud: cleanup: ") + e.what());
+    }
+    cloud_->Stop();
+    cloud_.reset();
+    return problems;
+  }
+
+  std::vector<pid_t> Pids() const override {
+    std::vector<pid_t> pids;
+    if (cloud_) pids.push_back(cloud_->pid());
+    for (const auto& d : daemons_) pids.push_back(d->pid());
+    return pids;
+  }
+
+ private:
+  static void WaitForSocket(const std::string& path, BackgroundProcess& p) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!std::filesystem::exists(path)) {
+      if (!p.running())
+        throw std::runtime_error("convoy-fake exited before creating " + path +
+                                 " (see its .log beside it)");
+      if (std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("convoy-fake: no socket " + path + " after 10 s");
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+  nlohmann::json Admin(const std::string& method, const std::string& path,
+                       const std::string& body) {
+    const std::string out = dir_ + "/admin-reply.json";
+    std::vector<std::string> argv{"/usr/bin/curl",      "-sS", "-o",  out, "--unix-socket",
+                                  dir_ + "/cloud.sock", "-X",  method};
+    if (!body.empty()) {
+      argv.push_back("-d");
+      argv.push_back(body);
+    }
+    argv.push_back("http://convoy-fake" + path);
+    int rc = RunToCompletion(argv, dir_ + "/admin.log");
+    if (rc != 0)
+      throw std::runtime_error("convoy-fake admin " + method + " " + path + ": curl exit " +
+                               std::to_string(rc));
+    std::ifstream in(out);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto doc = nlohmann::json::parse(text.str(), nullptr, false);
+    if (doc.is_discarded())
+      throw std::runtime_error("convoy-fake admin " + path + ": not JSON: " + text.str());
+    return doc;
+  }
+
+  FixtureSpec spec_;
+  std::string binary_;
+  std::string dir_;
+  std::unique_ptr<BackgroundProcess> cloud_;
+  std::vector<std::unique_ptr<BackgroundProcess>> daemons_;
+};
+
+}  // namespace
+
+std::unique_ptr<Fixture> MakeFixture(const FixtureSpec& spec, const std::string& flexconform_dir) {
+  if (spec.kind == "none") return std::make_unique<NoFixture>();
+  if (spec.kind == "command") return std::make_unique<CommandFixture>(spec);
+  std::string binary = spec.convoy_fake;
+  if (binary.empty()) {
+    if (const char* env = std::getenv("FLEXCONFORM_CONVOY_FAKE")) binary = env;
+  }
+  if (binary.empty()) binary = flexconform_dir + "/../fakes/convoy-fake";
+  binary = std::filesystem::weakly_canonical(binary).string();
+  if (::access(binary.c_str(), X_OK) != 0) {
+    throw std::runtime_error("fixture convoy-fake: no executable at " + binary +
+                             " (set fixture.convoyFake or FLEXCONFORM_CONVOY_FAKE)");
+  }
+  return std::make_unique<ConvoyFakeFixture>(spec, binary);
+}
+
+}  // namespace flexkit::conform

@@ -1,0 +1,35 @@
+#pragma once
+// The backend a driver needs, fresh for every case (issue 6): nothing, the
+// fake Convoy/EBS (one `convoy-fake cloud`, one `convoy-fake daemon` per
+// node started inside that node's mount namespace, and a per-node driver
+// config naming that node's socket), or the profile's own commands.
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "conformance/profile.h"
+#include "simulator/node.h"
+
+namespace flexkit::conform {
+
+class Fixture {
+ public:
+  virtual ~Fixture() = default;
+  // Environment the driver gets on `node` (known before the node exists).
+  virtual std::map<std::string, std::string> NodeEnv(const std::string& node,
+                                                     const std::string& case_dir) = 0;
+  // Starts the backend for a case whose nodes now exist. Throws on failure.
+  virtual void Start(const std::string& case_dir, std::vector<sim::Node*> nodes) = 0;
+  // Stops everything Start began; returns problems (never throws).
+  virtual std::vector<std::string> Stop() = 0;
+  // Processes the fixture owns (not leaks of the driver).
+  virtual std::vector<pid_t> Pids() const = 0;
+};
+
+// `flexconform_dir`: where flexconform lives, to find convoy-fake beside it.
+std::unique_ptr<Fixture> MakeFixture(const FixtureSpec& spec, const std::string& flexconform_dir);
+
+}  // namespace flexkit::conform

@@ -1,0 +1,153 @@
+// flexconform: the FlexVolume conformance suite (README.md beside this
+// file). Exit codes: 0 every case passed (WARN and SKIP allowed), 1 a case
+// failed, 2 usage or environment error.
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "conformance/catalog.h"
+#include "conformance/default_profiles.h"
+#include "conformance/reports.h"
+#include "conformance/runner.h"
+#include "conformance/selection.h"
+
+using namespace flexkit::conform;
+
+namespace {
+
+std::string SelfDir() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "." : self.parent_path().string();
+}
+
+// SIGINT/SIGTERM: finish (and clean up) the current case, then stop. A
+// second signal is left to its default action by the kernel only after
+// cleanup; the run dir of a killed run is swept by the next run.
+std::atomic<bool> g_interrupted{false};
+
+void WatchSignals(sigset_t set) {
+  std::thread([set] {
+    int sig = 0;
+    while (sigwait(&set, &sig) == 0) {
+      if (g_interrupted.exchange(true)) continue;
+      std::cerr << "\nflexconform: signal " << sig
+                << ": finishing the current case, then cleaning up\n";
+    }
+  }).detach();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread: all inherit it
+
+  CLI::App app{
+      "flexconform: the FlexVolume conformance suite. With no arguments: the bundled "
+      "convoy-flexvolume against the fake Convoy/EBS (needs root)."};
+  std::string driver, profile_path, junit, json, shard, run_root = "/tmp", timeout;
+  Selection selection;
+  int repeat = 3;
+  bool list = false, keep = false, coverage = false;
+  app.add_option("--driver", driver,
+                 "driver executable; profile derived from its init (fixture none)");
+  app.add_option("--profile", profile_path, "driver profile (YAML)");
+  app.add_option("--focus", selection.focus,
+                 "run only cases whose 'name [tags]' matches this regex");
+  app.add_option("--skip", selection.skip, "skip cases whose 'name [tags]' matches this regex");
+  app.add_flag("--list", list, "list the selected cases and exit");
+  app.add_flag("--coverage", coverage, "print which cases cover each failure mode F1-F30 and exit");
+  app.add_option("--repeat", repeat, "repetitions for idempotency cases (default 3)")
+      ->check(CLI::Range(1, 100));
+  app.add_option("--shard", shard,
+                 "run shard i of n (i/n, 0-based); also GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS");
+  app.add_flag("--keep", keep, "keep the run directory for inspection");
+  app.add_option("--timeout", timeout, "harness deadline per driver call (e.g. 30s, 500ms)");
+  app.add_option("--junit", junit, "write a JUnit XML report");
+  app.add_option("--json", json, "write a JSON report (verdicts, durations, transcripts)");
+  app.add_option("--run-root", run_root, "where run directories go (default /tmp)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+
+  try {
+    ShardFromEnvironment(selection);
+    if (!shard.empty()) ParseShard(shard, selection);
+    const auto catalog = Catalog();
+    if (coverage) {
+      for (const auto& row : CoverageTable())
+        std::cout << row.failure_mode << "  " << row.title << ": " << row.note << "\n";
+      return 0;
+    }
+    const auto selected = Select(catalog, selection);
+    if (list) {
+      for (const auto* c : selected) std::cout << CaseLabel(*c) << "\n";
+      return 0;
+    }
+    DriverProfile profile;
+    if (!profile_path.empty()) {
+      profile = LoadProfile(profile_path);
+      if (!driver.empty()) profile.driver = driver;
+    } else if (!driver.empty()) {
+      profile = DeriveProfile(driver);
+    } else {
+      profile = BundledConvoyProfile(SelfDir());
+    }
+    profile.driver = std::filesystem::absolute(profile.driver).lexically_normal().string();
+    if (profile.driver_name.empty()) profile.driver_name = DriverNameFor(profile.driver);
+    if (!profile.capabilities) profile.capabilities = DeriveProfile(profile.driver).capabilities;
+    if (!timeout.empty()) profile.default_timeout = ParseDuration(timeout);
+    if (::access(profile.driver.c_str(), X_OK) != 0) {
+      std::cerr << "flexconform: driver " << profile.driver << " is not an executable file\n";
+      return 2;
+    }
+    if (profile.needs_root && ::geteuid() != 0) {
+      std::cerr
+          << "flexconform: the profile needs root (private mount namespaces, mounts"
+          << (profile.fixture.kind == "convoy-fake" ? ", loop devices" : "")
+          << "); run as root, or set 'privileges: none' to run only what needs no privileges\n";
+      return 2;
+    }
+    for (const auto& dir : SweepKilledRuns(run_root))
+      std::cerr << "flexconform: swept a killed run's " << dir << "\n";
+
+    WatchSignals(signals);
+    ConsoleReporter console(std::cout, ::isatty(STDOUT_FILENO) != 0);
+    RunSettings settings;
+    settings.repeat = repeat;
+    settings.keep = keep;
+    settings.run_root = run_root;
+    settings.flexconform_dir = SelfDir();
+    settings.interrupted = &g_interrupted;
+    settings.on_start = [&](const Case& c, std::size_t i, std::size_t n) {
+      console.CaseStarted(c, i, n);
+    };
+    settings.on_result = [&](const CaseResult& r, std::size_t i, std::size_t n) {
+      console.CaseFinished(r, i, n);
+    };
+    std::cout << "flexconform: " << profile.driver << " (" << profile.driver_name << "), "
+              << selected.size() << " cases, fixture " << profile.fixture.kind << "\n";
+    auto summary = RunCases(profile, selected, settings);
+    console.Summary(summary);
+    if (keep) std::cout << "run directory kept: " << summary.run_dir << "\n";
+    if (!junit.empty()) WriteReport(junit, JunitXml(summary, "flexconform"));
+    if (!json.empty()) WriteReport(json, JsonReport(summary, profile.driver));
+    if (summary.interrupted) return 2;
+    return summary.ExitCode();
+  } catch (const std::exception& e) {
+    std::cerr << "flexconform: " << e.what() << "\n";
+    return 2;
+  }
+}

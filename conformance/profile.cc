@@ -1,0 +1,186 @@
+#include "conformance/profile.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace flexkit::conform {
+namespace {
+
+class ProfileError : public std::runtime_error {
+ public:
+  ProfileError(const std::string& origin, const YAML::Node& at, const std::string& why)
+      : std::runtime_error(origin + ":" + std::to_string(at.Mark().line + 1) + ": " + why) {}
+};
+
+// Refuses keys outside `allowed`: a typo must not silently change a run.
+void CheckKeys(const std::string& origin, const YAML::Node& map, const std::string& where,
+               const std::set<std::string>& allowed) {
+  if (!map.IsMap()) throw ProfileError(origin, map, where + " must be a mapping");
+  for (const auto& kv : map) {
+    const auto key = kv.first.as<std::string>();
+    if (!allowed.count(key)) {
+      std::string known;
+      for (const auto& k : allowed) known += (known.empty() ? "" : ", ") + k;
+      throw ProfileError(origin, kv.first,
+                         "unknown key '" + key + "' in " + where + " (known: " + known + ")");
+    }
+  }
+}
+
+template <typename T>
+T As(const std::string& origin, const YAML::Node& node, const std::string& what) {
+  try {
+    return node.as<T>();
+  } catch (const YAML::Exception&) {
+    throw ProfileError(origin, node, what + ": wrong type");
+  }
+}
+
+std::map<std::string, std::string> StringMap(const std::string& origin, const YAML::Node& node,
+                                             const std::string& what) {
+  if (!node.IsMap()) throw ProfileError(origin, node, what + " must be a mapping");
+  std::map<std::string, std::string> out;
+  for (const auto& kv : node) {
+    out[kv.first.as<std::string>()] = As<std::string>(origin, kv.second, what);
+  }
+  return out;
+}
+
+std::string Resolve(const std::string& base_dir, const std::string& path) {
+  if (path.empty() || path.front() == '/' || base_dir.empty()) return path;
+  return (std::filesystem::path(base_dir) / path).lexically_normal().string();
+}
+
+}  // namespace
+
+Millis ParseDuration(const std::string& text) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("duration '" + text + "': not a number");
+  }
+  const std::string unit = text.substr(used);
+  double ms = 0;
+  if (unit.empty() || unit == "s") {
+    ms = value * 1000;
+  } else if (unit == "ms") {
+    ms = value;
+  } else if (unit == "m") {
+    ms = value * 60000;
+  } else {
+    throw std::invalid_argument("duration '" + text + "': unit must be ms, s or m");
+  }
+  if (ms <= 0) throw std::invalid_argument("duration '" + text + "': must be positive");
+  return Millis(static_cast<long long>(ms));
+}
+
+Millis DriverProfile::TimeoutFor(const std::string& verb) const {
+  auto it = verb_timeouts.find(verb);
+  return it == verb_timeouts.end() ? default_timeout : it->second;
+}
+
+DriverProfile ParseProfile(const std::string& yaml_text, const std::string& origin,
+                           const std::string& base_dir) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw std::runtime_error(origin + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  CheckKeys(
+      origin, root, "the profile",
+      {"driver", "driverName", "capabilities", "attachManagement", "kubernetes", "volumeOptions",
+       "fsTypes", "secrets", "nodes", "nodeEnv", "privileges", "timeouts", "skip", "fixture"});
+  DriverProfile p;
+  if (!root["driver"]) throw ProfileError(origin, root, "'driver' (the executable) is required");
+  p.driver = Resolve(base_dir, As<std::string>(origin, root["driver"], "driver"));
+  if (auto n = root["driverName"]) p.driver_name = As<std::string>(origin, n, "driverName");
+  if (auto caps = root["capabilities"]) {
+    CheckKeys(origin, caps, "capabilities",
+              {"attach", "selinuxRelabel", "supportsMetrics", "fsGroup", "requiresFSResize"});
+    sim::DriverCapabilities c = sim::DriverCapabilities::Defaults();
+    if (auto v = caps["attach"]) c.attach = As<bool>(origin, v, "capabilities.attach");
+    if (auto v = caps["selinuxRelabel"]) c.selinux_relabel = As<bool>(origin, v, "selinuxRelabel");
+    if (auto v = caps["supportsMetrics"])
+      c.supports_metrics = As<bool>(origin, v, "supportsMetrics");
+    if (auto v = caps["fsGroup"]) c.fs_group = As<bool>(origin, v, "fsGroup");
+    if (auto v = caps["requiresFSResize"])
+      c.requires_fs_resize = As<bool>(origin, v, "requiresFSResize");
+    p.capabilities = c;
+  }
+  if (auto n = root["attachManagement"]) {
+    auto v = As<std::string>(origin, n, "attachManagement");
+    if (v != "controller" && v != "kubelet")
+      throw ProfileError(origin, n, "attachManagement must be 'controller' or 'kubelet'");
+    p.kubelet_managed_attach = v == "kubelet";
+  }
+  if (auto n = root["kubernetes"]) p.kubernetes = As<std::string>(origin, n, "kubernetes");
+  if (auto n = root["volumeOptions"]) p.volume_options = StringMap(origin, n, "volumeOptions");
+  if (auto n = root["fsTypes"]) p.fs_types = As<std::vector<std::string>>(origin, n, "fsTypes");
+  if (auto n = root["secrets"]) p.secrets = StringMap(origin, n, "secrets");
+  if (auto n = root["nodes"]) {
+    p.nodes = As<int>(origin, n, "nodes");
+    if (p.nodes < 1 || p.nodes > 8) throw ProfileError(origin, n, "nodes must be 1..8");
+  }
+  if (auto n = root["nodeEnv"]) p.node_env = StringMap(origin, n, "nodeEnv");
+  if (auto n = root["privileges"]) {
+    auto v = As<std::string>(origin, n, "privileges");
+    if (v != "root" && v != "none")
+      throw ProfileError(origin, n, "privileges must be 'root' or 'none'");
+    p.needs_root = v == "root";
+  }
+  if (auto n = root["timeouts"]) {
+    if (!n.IsMap()) throw ProfileError(origin, n, "timeouts must be a mapping");
+    for (const auto& kv : n) {
+      const auto verb = kv.first.as<std::string>();
+      Millis d;
+      try {
+        d = ParseDuration(As<std::string>(origin, kv.second, "timeouts." + verb));
+      } catch (const std::invalid_argument& e) {
+        throw ProfileError(origin, kv.second, e.what());
+      }
+      if (verb == "default") {
+        p.default_timeout = d;
+      } else {
+        p.verb_timeouts[verb] = d;
+      }
+    }
+  }
+  if (auto n = root["skip"]) p.skip = StringMap(origin, n, "skip");
+  if (auto f = root["fixture"]) {
+    if (f.IsScalar()) {
+      p.fixture.kind = f.as<std::string>();
+    } else {
+      CheckKeys(origin, f, "fixture", {"kind", "setup", "teardown", "convoyFake", "mode"});
+      if (auto v = f["kind"]) p.fixture.kind = As<std::string>(origin, v, "fixture.kind");
+      if (auto v = f["setup"]) p.fixture.setup = As<std::string>(origin, v, "fixture.setup");
+      if (auto v = f["teardown"])
+        p.fixture.teardown = As<std::string>(origin, v, "fixture.teardown");
+      if (auto v = f["convoyFake"])
+        p.fixture.convoy_fake = Resolve(base_dir, As<std::string>(origin, v, "fixture.convoyFake"));
+      if (auto v = f["mode"]) p.fixture.mode = As<std::string>(origin, v, "fixture.mode");
+    }
+    if (p.fixture.kind != "none" && p.fixture.kind != "convoy-fake" && p.fixture.kind != "command")
+      throw ProfileError(origin, f, "fixture must be none, convoy-fake or command");
+    if (p.fixture.kind == "command" && p.fixture.setup.empty())
+      throw ProfileError(origin, f, "a command fixture needs 'setup'");
+  }
+  return p;
+}
+
+DriverProfile LoadProfile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("read profile " + path + ": cannot open");
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseProfile(text.str(), path, std::filesystem::path(path).parent_path().string());
+}
+
+}  // namespace flexkit::conform

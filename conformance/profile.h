@@ -1,0 +1,61 @@
+#pragma once
+// A driver profile: what the suite needs to know about a driver under test
+// (issue 6, DESIGN §7). Loaded from YAML with every unknown key refused
+// (naming its line), or derived from the driver's own `init` reply.
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "simulator/driver_status.h"
+
+namespace flexkit::conform {
+
+using Millis = std::chrono::milliseconds;
+
+// The backend a driver needs: nothing, the fake Convoy/EBS (a cloud plus
+// one daemon per node, inside that node's namespace), or commands run
+// before and after each case (with FLEXCONFORM_CASE_DIR set).
+struct FixtureSpec {
+  std::string kind = "none";    // "none", "convoy-fake" or "command"
+  std::string setup;            // kind "command": sh -c, before each case
+  std::string teardown;         // kind "command": sh -c, after each case
+  std::string convoy_fake;      // kind "convoy-fake": the binary; empty = next to flexconform
+  std::string mode = "attach";  // convoy-flexvolume's mode: "attach" or "mount"
+};
+
+struct DriverProfile {
+  std::string driver;       // path of the driver executable
+  std::string driver_name;  // "vendor/driver"; empty = from the folder name
+  // Expected init capabilities; nullopt = whatever init says is taken.
+  std::optional<sim::DriverCapabilities> capabilities;
+  bool kubelet_managed_attach = false;  // attach by kubelet instead of the controller
+  std::string kubernetes = "current";   // simulator version profile
+  // Options of the test volume; "{{unique}}" becomes a name unique per case.
+  std::map<std::string, std::string> volume_options;
+  std::vector<std::string> fs_types;           // tried by the [fstype] cases
+  std::map<std::string, std::string> secrets;  // raw values, sent base64 by mount
+  int nodes = 1;
+  // Per-node environment; "{{node}}" and "{{case_dir}}" are substituted.
+  std::map<std::string, std::string> node_env;
+  bool needs_root = true;                            // mounts in node namespaces need CAP_SYS_ADMIN
+  Millis default_timeout{std::chrono::seconds(30)};  // harness deadline per call
+  std::map<std::string, Millis> verb_timeouts;       // per verb, overriding it
+  std::map<std::string, std::string> skip;           // case name -> reason
+  FixtureSpec fixture;
+
+  Millis TimeoutFor(const std::string& verb) const;
+  bool attachable() const { return capabilities && capabilities->attach; }
+};
+
+// Parses a profile; relative paths are resolved against the file's folder.
+// Throws std::runtime_error "PATH:LINE: why" on unknown keys or bad values.
+DriverProfile LoadProfile(const std::string& path);
+DriverProfile ParseProfile(const std::string& yaml_text, const std::string& origin,
+                           const std::string& base_dir);
+
+// "1.5s", "200ms", "2m", "30" (seconds). Throws std::invalid_argument.
+Millis ParseDuration(const std::string& text);
+
+}  // namespace flexkit::conform

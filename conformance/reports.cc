@@ -1,0 +1,156 @@
+#include "conformance/reports.h"
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace flexkit::conform {
+namespace {
+
+std::string XmlEscape(const std::string& s) {
+  std::string out;
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // XML 1.0 forbids most control characters, even escaped.
+        if (ch < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') {
+          out += "?";
+        } else {
+          out += static_cast<char>(ch);
+        }
+    }
+  }
+  return out;
+}
+
+std::string Seconds(std::chrono::milliseconds ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", ms.count() / 1000.0);
+  return buf;
+}
+
+}  // namespace
+
+std::string ConsoleReporter::Paint(Grade grade, const std::string& text) const {
+  if (!colour_) return text;
+  static const std::map<Grade, const char*> colours = {{Grade::kPass, "\033[32m"},
+                                                       {Grade::kFail, "\033[31;1m"},
+                                                       {Grade::kSkip, "\033[36m"},
+                                                       {Grade::kWarn, "\033[33m"}};
+  return colours.at(grade) + text + "\033[0m";
+}
+
+void ConsoleReporter::CaseStarted(const Case& c, std::size_t index, std::size_t total) {
+  if (colour_)
+    out_ << "[" << index + 1 << "/" << total << "] " << c.name << " ..."
+         << "\r" << std::flush;
+}
+
+void ConsoleReporter::CaseFinished(const CaseResult& r, std::size_t index, std::size_t total) {
+  if (colour_) out_ << "\033[2K";
+  out_ << "[" << index + 1 << "/" << total << "] " << Paint(r.grade, GradeName(r.grade)) << " "
+       << r.name << " (" << r.duration.count() << " ms)";
+  if (r.grade == Grade::kSkip || r.grade == Grade::kWarn) out_ << ": " << r.reason;
+  out_ << "\n";
+  if (r.grade == Grade::kFail) {
+    out_ << "    rule: " << r.rule << "\n    why:  " << r.reason
+         << "\n    calls (secrets redacted):\n"
+         << FormatCalls(r.transcript);
+  }
+  out_ << std::flush;
+}
+
+void ConsoleReporter::Summary(const RunSummary& s) {
+  std::map<Grade, int> counts;
+  for (const auto& r : s.results) ++counts[r.grade];
+  out_ << "\n"
+       << s.results.size() << " cases in " << Seconds(s.wall) << " s (driver processes "
+       << Seconds(s.driver_time)
+       << " s): " << Paint(Grade::kPass, std::to_string(counts[Grade::kPass]) + " passed") << ", "
+       << Paint(Grade::kFail, std::to_string(counts[Grade::kFail]) + " failed") << ", "
+       << Paint(Grade::kWarn, std::to_string(counts[Grade::kWarn]) + " warned") << ", "
+       << Paint(Grade::kSkip, std::to_string(counts[Grade::kSkip]) + " skipped")
+       << (s.interrupted ? " (interrupted)" : "") << "\n";
+}
+
+std::string JunitXml(const RunSummary& s, const std::string& suite_name) {
+  int failures = 0, skipped = 0;
+  for (const auto& r : s.results) {
+    failures += r.grade == Grade::kFail;
+    skipped += r.grade == Grade::kSkip;
+  }
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
+  xml += "  <testsuite name=\"" + XmlEscape(suite_name) + "\" tests=\"" +
+         std::to_string(s.results.size()) + "\" failures=\"" + std::to_string(failures) +
+         "\" errors=\"0\" skipped=\"" + std::to_string(skipped) + "\" time=\"" + Seconds(s.wall) +
+         "\">\n";
+  for (const auto& r : s.results) {
+    const auto slash = r.name.find('/');
+    const std::string classname = suite_name + "." + r.name.substr(0, slash);
+    xml += "    <testcase classname=\"" + XmlEscape(classname) + "\" name=\"" + XmlEscape(r.name) +
+           "\" time=\"" + Seconds(r.duration) + "\"";
+    if (r.grade == Grade::kPass) {
+      xml += "/>\n";
+      continue;
+    }
+    xml += ">\n";
+    if (r.grade == Grade::kSkip)
+      xml += "      <skipped message=\"" + XmlEscape(r.reason) + "\"/>\n";
+    if (r.grade == Grade::kFail) {
+      xml += "      <failure message=\"" + XmlEscape(r.rule + ": " + r.reason) + "\" type=\"" +
+             XmlEscape(r.rule) + "\">" + XmlEscape(FormatCalls(r.transcript)) + "</failure>\n";
+    }
+    if (r.grade == Grade::kWarn)
+      xml += "      <system-out>WARN: " + XmlEscape(r.reason) + "</system-out>\n";
+    xml += "    </testcase>\n";
+  }
+  xml += "  </testsuite>\n</testsuites>\n";
+  return xml;
+}
+
+std::string JsonReport(const RunSummary& s, const std::string& driver) {
+  nlohmann::ordered_json doc;
+  doc["driver"] = driver;
+  doc["wall_ms"] = s.wall.count();
+  doc["driver_ms"] = s.driver_time.count();
+  doc["interrupted"] = s.interrupted;
+  doc["cases"] = nlohmann::ordered_json::array();
+  for (const auto& r : s.results) {
+    nlohmann::ordered_json c;
+    c["name"] = r.name;
+    c["tags"] = r.tags;
+    c["verdict"] = GradeName(r.grade);
+    c["reason"] = r.reason;
+    c["rule"] = r.rule;
+    c["warnings"] = r.warnings;
+    c["duration_ms"] = r.duration.count();
+    c["driver_ms"] = r.driver_time.count();
+    c["transcript"] = r.transcript;
+    doc["cases"].push_back(std::move(c));
+  }
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+void WriteReport(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !(out << text) || !out.flush())
+    throw std::runtime_error("write report " + path + ": cannot write");
+}
+
+}  // namespace flexkit::conform

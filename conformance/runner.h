@@ -1,0 +1,45 @@
+#pragma once
+// Runs selected cases one after the other, each in its own case directory
+// under the run directory, with fresh nodes and a fresh fixture, the
+// tracker unwound and the leak audit done whatever happened. A run
+// directory carries a marker with flexconform's pid; the next run sweeps
+// those whose process is gone (a killed run), detaching their loop devices.
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "conformance/case_result.h"
+#include "conformance/catalog.h"
+#include "conformance/profile.h"
+
+namespace flexkit::conform {
+
+struct RunSettings {
+  int repeat = 3;
+  bool keep = false;                               // leave the run dir for inspection
+  std::string run_root = "/tmp";                   // run dirs are <run_root>/flexconform-<pid>
+  std::string flexconform_dir;                     // to find convoy-fake beside flexconform
+  const std::atomic<bool>* interrupted = nullptr;  // SIGINT/SIGTERM: stop after this case
+  std::function<void(const Case&, std::size_t index, std::size_t total)> on_start;
+  std::function<void(const CaseResult&, std::size_t index, std::size_t total)> on_result;
+};
+
+struct RunSummary {
+  std::vector<CaseResult> results;
+  std::chrono::milliseconds wall{0};
+  std::chrono::milliseconds driver_time{0};
+  std::string run_dir;
+  bool interrupted = false;
+  int ExitCode() const;  // 0: nothing failed, 1: a case failed
+};
+
+RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>& cases,
+                    const RunSettings& settings);
+
+// Removes run dirs under `run_root` left by flexconform processes that no
+// longer exist; returns what it removed.
+std::vector<std::string> SweepKilledRuns(const std::string& run_root);
+
+}  // namespace flexkit::conform

@@ -1,0 +1,109 @@
+// flexconform as a program: exit codes, --list, and the known-good drivers
+// passing every case that applies to them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace {
+
+using flexkit::testing::BuiltBinary;
+using flexkit::testing::RunProcess;
+
+std::string Flexconform() { return BuiltBinary("conformance/flexconform"); }
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return nlohmann::json::parse(text.str());
+}
+
+TEST(Flexconform, ListPrintsTaggedCasesAndHonoursFocus) {
+  auto r = RunProcess({Flexconform(), "--list", "--focus", "\\[secrets\\]"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("secrets/invalid-base64-is-failure [secrets][root]"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("lifecycle/"), std::string::npos) << r.out;
+}
+
+TEST(Flexconform, UsageErrorsExitTwo) {
+  EXPECT_EQ(RunProcess({Flexconform(), "--shard", "5/2", "--list"}).exit_code, 2);
+  EXPECT_EQ(RunProcess({Flexconform(), "--no-such-flag"}).exit_code, 2);
+  flexkit::testing::TempDir dir;
+  std::ofstream(dir.Join("p.yaml")) << "driver: /bin/true\nnodez: 2\n";
+  auto r = RunProcess({Flexconform(), "--profile", dir.Join("p.yaml")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("p.yaml:2: unknown key 'nodez'"), std::string::npos) << r.err;
+}
+
+TEST(Flexconform, CoverageExplainsEveryFailureMode) {
+  auto r = RunProcess({Flexconform(), "--coverage"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("F14"), std::string::npos);
+  EXPECT_EQ(r.out.find("NOT COVERED"), std::string::npos) << r.out;
+}
+
+TEST(Flexconform, TmpfsPassesEveryApplicableCase) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir;
+  flexkit::testing::RunOptions options;
+  options.deadline = std::chrono::seconds(120);
+  auto r = RunProcess(
+      {Flexconform(), "--driver", BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs"), "--json",
+       dir.Join("r.json"), "--junit", dir.Join("r.xml"), "--run-root", dir.path()},
+      options);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto doc = ReadJson(dir.Join("r.json"));
+  int passed = 0;
+  for (const auto& c : doc["cases"]) {
+    const std::string verdict = c["verdict"];
+    if (verdict == "SKIP") {
+      EXPECT_EQ(c["reason"].get<std::string>().rfind("capability:", 0), 0u)
+          << c["name"] << ": " << c["reason"];
+    } else {
+      EXPECT_EQ(verdict, "PASS") << c["name"] << ": " << c["reason"];
+      ++passed;
+    }
+  }
+  EXPECT_GE(passed, 15);
+}
+
+TEST(Flexconform, SweepsTheRunDirOfAKilledRun) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir;
+  // pid_max is at most 2^22: this pid cannot be a live process.
+  const std::string stale = dir.Join("flexconform-99999999");
+  std::filesystem::create_directories(stale + "/3/nodes");
+  std::ofstream(stale + "/.flexconform-run") << "99999999\n";
+  const std::string unrelated = dir.Join("flexconform-notes");
+  std::filesystem::create_directories(unrelated);
+  auto r = RunProcess({Flexconform(), "--driver", BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs"),
+                       "--focus", "init-reply", "--run-root", dir.path()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_FALSE(std::filesystem::exists(stale)) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(unrelated)) << "only marked run dirs are swept";
+  EXPECT_NE(r.err.find("swept a killed run"), std::string::npos) << r.err;
+}
+
+TEST(Flexconform, BundledConvoyPassesEveryApplicableCaseOnTheFake) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir;
+  flexkit::testing::RunOptions options;
+  options.deadline = std::chrono::seconds(300);
+  auto r =
+      RunProcess({Flexconform(), "--json", dir.Join("r.json"), "--run-root", dir.path()}, options);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto doc = ReadJson(dir.Join("r.json"));
+  for (const auto& c : doc["cases"]) {
+    EXPECT_TRUE(c["verdict"] == "PASS" || c["verdict"] == "SKIP")
+        << c["name"] << ": " << c["reason"];
+  }
+}
+
+}  // namespace

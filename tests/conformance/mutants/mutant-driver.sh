@@ -1,0 +1,88 @@
+#!/bin/sh
+# A correct mount-only FlexVolume driver (a tmpfs per pod volume, read-only
+# when asked, secrets base64-decoded) with at most one defect, named by the
+# name it runs under: each mutant is `mutant~DEFECT/DEFECT`, a symlink to
+# this file (a copy keeps working: the name, not the folder, picks the
+# defect); `none` is the known-good control. Needs jq and base64.
+defect=$(basename "$0")
+
+ok() { printf '{"status":"Success"}\n'; exit 0; }
+fail() {
+  if [ "$defect" = failed-status ]; then printf '{"status":"Failed","message":"%s"}\n' "$1"; exit 1; fi
+  if [ "$defect" = failure-exit0 ]; then printf '{"status":"Failure","message":"%s"}\n' "$1"; exit 0; fi
+  printf '{"status":"Failure","message":"%s"}\n' "$1"
+  exit 1
+}
+not_supported() {
+  if [ "$defect" = unknown-verb-failure ]; then fail "unknown verb"; fi
+  printf '{"status":"Not supported"}\n'
+  if [ "$defect" = not-supported-exit1 ]; then exit 1; fi
+  exit 0
+}
+opt() { printf '%s' "$2" | jq -r --arg k "$1" '.[$k] // empty'; }
+is_mounted() {
+  if [ "$defect" = prefix-match ]; then grep -q " $1" /proc/self/mounts; return; fi
+  mountpoint -q "$1"
+}
+
+if [ "$defect" = unquoted-args ]; then
+  # shellcheck disable=SC2048,SC2086
+  set -- $*
+fi
+
+case "$1" in
+  init)
+    case "$defect" in
+      echo-ne) echo -ne '{"status":"Success","capabilities":{"attach":false}}\n' ;;
+      caps-as-strings) printf '{"status":"Success","capabilities":{"attach":"false"}}\n' ;;
+      wrong-capabilities) printf '{"status":"Success","capabilities":{"attach":true}}\n' ;;
+      capitalised-keys) printf '{"Status":"Success","Capabilities":{"attach":false}}\n' ;;
+      init-slow) sleep 2.2; printf '{"status":"Success","capabilities":{"attach":false}}\n' ;;
+      *) printf '{"status":"Success","capabilities":{"attach":false}}\n' ;;
+    esac
+    exit 0 ;;
+  getvolumename)
+    case "$defect" in
+      success-exit1) printf '{"status":"Success","volumeName":"x"}\n'; exit 1 ;;
+      empty-output) exit 0 ;;
+    esac
+    not_supported ;;
+  mount)
+    dir=$2 json=$3
+    [ -n "$json" ] && printf '%s' "$json" | jq -e . >/dev/null 2>&1 || fail "options are not JSON"
+    message=""
+    for key in $(printf '%s' "$json" | jq -r 'keys[] | select(startswith("kubernetes.io/secret/"))'); do
+      value=$(opt "$key" "$json")
+      if [ "$defect" != secret-invalid-accepted ]; then
+        decoded=$(printf '%s' "$value" | base64 -d 2>/dev/null) || fail "secret ${key#kubernetes.io/secret/} is not base64"
+      else
+        decoded=$(printf '%s' "$value" | base64 -d 2>/dev/null)
+      fi
+      [ "$defect" = secret-echoed ] && message="using secret $decoded"
+    done
+    if [ "$defect" != mount-not-idempotent ] && is_mounted "$dir"; then ok; fi
+    flags=size=16m
+    if [ "$(opt kubernetes.io/readwrite "$json")" = ro ] && [ "$defect" != ro-ignored ]; then flags="$flags,ro"; fi
+    mkdir -p "$dir" || fail "mkdir $dir"
+    mount -t tmpfs -o "$flags" flexkit-mutant "$dir" >/dev/null 2>&1 || fail "mount tmpfs on $dir"
+    [ "$defect" = stderr-log ] && echo "mounted tmpfs on $dir" >&2
+    [ "$defect" = leaked-child ] && sleep 300 &
+    [ "$defect" = leaked-daemon ] && (sleep 300 >/dev/null 2>&1 </dev/null &)
+    if [ -n "$message" ]; then printf '{"status":"Success","message":"%s"}\n' "$message"; exit 0; fi
+    ok ;;
+  unmount)
+    dir=$2
+    if [ ! -d "$dir" ]; then
+      [ "$defect" = hang-on-missing-dir ] && sleep 300
+      [ "$defect" = unmount-not-idempotent ] && fail "umount $dir: no such directory"
+      ok
+    fi
+    if [ "$defect" = unmount-not-idempotent ]; then umount "$dir" >/dev/null 2>&1 || fail "umount $dir failed"; ok; fi
+    if is_mounted "$dir"; then
+      [ "$defect" = unmount-leaves-mount ] && ok
+      umount "$dir" >/dev/null 2>&1 || fail "umount $dir failed"
+    fi
+    ok ;;
+  *)
+    not_supported ;;
+esac
