@@ -19,6 +19,9 @@ using flexvolume::Succeed;
 
 constexpr std::chrono::milliseconds kPollInterval{100};
 
+// kubelet <= 1.5 passed no node name.
+std::string NodeKey(const std::string& node) { return node.empty() ? "_local" : node; }
+
 // Runs `body`, turning any exception into a Failure prefixed with `what`
 // (the verb, the volume and the node).
 template <typename Body>
@@ -50,7 +53,8 @@ ConvoyDriver::ConvoyDriver(Config config, std::string config_error, DriverDeps d
     : config_(std::move(config)),
       config_error_(std::move(config_error)),
       deps_(deps),
-      names_(config_.state_dir) {}
+      names_(config_.state_dir + "/names"),
+      volume_ids_(config_.state_dir + "/ebs-volume-ids") {}
 
 DriverStatus ConvoyDriver::Init() {
   if (!config_error_.empty()) return Fail(config_error_);
@@ -108,6 +112,11 @@ VolumeInfo ConvoyDriver::EnsureAttached(ConvoyClient& client, const VolumeSpec& 
     }
     client.Delete(spec.name, /*reference_only=*/true);
   }
+  if (spec.driver == "ebs" && req.driver_volume_id.empty()) {
+    // The disk this name was attached as before: the daemon forgot it at
+    // detach, but it still holds the data.
+    if (auto known = volume_ids_.Get({spec.name})) req.driver_volume_id = *known;
+  }
   VolumeInfo info;
   try {
     info = client.Create(req);
@@ -118,6 +127,11 @@ VolumeInfo ConvoyDriver::EnsureAttached(ConvoyClient& client, const VolumeSpec& 
     auto raced = e.answered() ? client.Inspect(spec.name) : std::nullopt;
     if (!raced || !raced->IsAttached()) throw;
     info = *raced;
+  }
+  if (auto id = info.driver_info.find("EBSVolumeID");
+      id != info.driver_info.end() && !id->second.empty()) {
+    std::string err;
+    if (!volume_ids_.Put({spec.name}, id->second, &err)) throw std::runtime_error(err);
   }
   if (info.Device().empty()) {
     throw std::runtime_error(client.Endpoint() + " attached volume " + spec.name +
@@ -140,7 +154,8 @@ DriverStatus ConvoyDriver::Attach(const Options& opts, const std::string& node) 
     const std::string pv = flexvolume::Get(opts, flexvolume::option::kPvOrVolumeName);
     if (!pv.empty() && pv != spec.name) {
       std::string record_err;
-      if (!names_.Record(node, pv, spec.name, &record_err)) throw std::runtime_error(record_err);
+      if (!names_.Put({NodeKey(node), pv}, spec.name, &record_err))
+        throw std::runtime_error(record_err);
     }
     DriverStatus s = Succeed();
     s.device = info.Device();
@@ -285,7 +300,7 @@ DriverStatus ConvoyDriver::Detach(const std::string& volume_name, const std::str
   if (!config_error_.empty()) return Fail(config_error_);
   if (config_.mode != Mode::kAttach)
     return NotSupported("detach: convoy-flexvolume runs in mount-only mode");
-  const std::string name = names_.Lookup(node, volume_name).value_or(volume_name);
+  const std::string name = names_.Get({NodeKey(node), volume_name}).value_or(volume_name);
   if (!IsValidVolumeName(name)) {
     // Such a volume could never have been attached by this driver.
     return Succeed("volume " + Quoted(volume_name) + " is not attached: not a valid Convoy name");
@@ -295,7 +310,7 @@ DriverStatus ConvoyDriver::Detach(const std::string& volume_name, const std::str
     // Only this node's daemon is asked, and it only drops its own
     // attachment: a volume that failed over elsewhere is left alone.
     if (client->Inspect(name)) client->Delete(name, /*reference_only=*/true);
-    names_.Forget(node, volume_name);
+    names_.Erase({NodeKey(node), volume_name});
     return Succeed();
   });
 }

@@ -18,7 +18,7 @@
 #include "driver/convoy/clock.h"
 #include "driver/convoy/config.h"
 #include "driver/convoy/convoy_client.h"
-#include "driver/convoy/name_map.h"
+#include "driver/convoy/record_store.h"
 #include "driver/convoy/volume_spec.h"
 #include "driver/sdk/driver.h"
 #include "driver/sdk/mounter.h"
@@ -75,7 +75,8 @@ class ConvoyDriver final : public flexvolume::Driver {
   Config config_;
   std::string config_error_;
   DriverDeps deps_;
-  NameMap names_;
+  RecordStore names_;       // (node, PV name) -> Convoy name, when `name` chose it
+  RecordStore volume_ids_;  // Convoy name -> EBS volume id
 };
 
 }  // namespace convoy_flexvolume

@@ -195,6 +195,23 @@ TEST_F(ConvoyDriverTest, AnUnsetFsTypeTakesWhateverTheVolumeHolds) {
   EXPECT_TRUE(Driver().Attach(Opts({{"kubernetes.io/fsType", ""}}), "node-a").IsSuccess());
 }
 
+TEST_F(ConvoyDriverTest, ReattachAfterDetachAdoptsTheSameEbsVolume) {
+  auto& a = clients.At(kNodeA);
+  auto d = Driver();
+  EXPECT_CALL(a, Inspect("pv-1"))
+      .WillOnce(Return(std::nullopt))
+      .WillOnce(Return(Ebs("pv-1", "/dev/xvdf")))
+      .WillOnce(Return(std::nullopt));
+  EXPECT_CALL(a, Create(Field(&CreateRequest::driver_volume_id, "")))
+      .WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
+  EXPECT_CALL(a, Delete("pv-1", true)).WillOnce(Return(true));
+  EXPECT_CALL(a, Create(Field(&CreateRequest::driver_volume_id, "vol-0123456789abcdef0")))
+      .WillOnce(Return(Ebs("pv-1", "/dev/xvdg")));
+  EXPECT_TRUE(d.Attach(Opts(), "node-a").IsSuccess());
+  EXPECT_TRUE(d.Detach("pv-1", "node-a").IsSuccess());
+  EXPECT_EQ(d.Attach(Opts(), "node-a").device, "/dev/xvdg");
+}
+
 TEST_F(ConvoyDriverTest, AttachRefusedByTheDaemonSaysWhichDaemonAndWhat) {
   auto& b = clients.At(kNodeB);
   EXPECT_CALL(b, Inspect("pv-1")).WillOnce(Return(std::nullopt)).WillOnce(Return(std::nullopt));

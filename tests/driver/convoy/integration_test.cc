@@ -66,7 +66,8 @@ class ConvoyDriverIntegration : public ::testing::Test {
     json state = Admin("GET", "/admin/state");
     EXPECT_TRUE(state["Violations"].empty()) << "double attachment: " << state["Violations"].dump();
     for (auto& v : state["Volumes"]) {
-      if (!v["Attachments"].empty()) Admin("POST", "/ec2/DetachVolume", {{"VolumeId", v["VolumeId"]}, {"Force", true}});
+      if (!v["Attachments"].empty())
+        Admin("POST", "/ec2/DetachVolume", {{"VolumeId", v["VolumeId"]}, {"Force", true}});
     }
     EXPECT_EQ(0, cloud_->Stop());
     EXPECT_TRUE(LoopDevicesUnder(dir_.path()).empty()) << "a loop device was left behind";
@@ -74,7 +75,8 @@ class ConvoyDriverIntegration : public ::testing::Test {
 
   std::string Path(const std::string& name) const { return dir_.path() + "/" + name; }
 
-  json Admin(const std::string& method, const std::string& path, const json& body = json::object()) {
+  json Admin(const std::string& method, const std::string& path,
+             const json& body = json::object()) {
     HttpConnection c(Path("cloud.sock"));
     auto r = c.Request(method, path, method == "GET" ? std::nullopt : std::optional(body.dump()));
     EXPECT_EQ(200, r.status) << path << ": " << r.body;
@@ -85,25 +87,29 @@ class ConvoyDriverIntegration : public ::testing::Test {
   // namespace, and the driver's config on it. VFS volumes live in one
   // directory all hosts share, as on NFS.
   void StartHost(const std::string& host, const std::string& mode = "attach") {
-    if (!instances_.count(host)) instances_[host] = Admin("POST", "/admin/instances", {{"Host", host}})["InstanceId"];
+    if (!instances_.count(host))
+      instances_[host] = Admin("POST", "/admin/instances", {{"Host", host}})["InstanceId"];
     daemons_[host] = std::make_unique<FakeProcess>(std::vector<std::string>{
-        "/usr/bin/unshare", "--mount", "--propagation", "private", ConvoyFakeBinary(), "daemon", "--socket",
-        Path(host + ".sock"), "--state-dir", Path(host), "--drivers", "ebs,vfs", "--vfs-path", Path("vfs"),
-        "--cloud", Path("cloud.sock"), "--instance-id", instances_[host], "--host", host});
-    std::ofstream(Path(host + ".json")) << json{{"socket", Path(host + ".sock")},
-                                                 {"socketTemplate", Path("{node}.sock")},
-                                                 {"mode", mode},
-                                                 {"timeouts", {{"connect", "2s"}, {"request", "20s"}, {"waitforattach", "10s"}}},
-                                                 {"logFile", Path("driver.log")},
-                                                 {"stateDir", Path("driver-state")}}
-                                                 .dump();
+        "/usr/bin/unshare", "--mount",        "--propagation", "private",
+        ConvoyFakeBinary(), "daemon",         "--socket",      Path(host + ".sock"),
+        "--state-dir",      Path(host),       "--drivers",     "ebs,vfs",
+        "--vfs-path",       Path("vfs"),      "--cloud",       Path("cloud.sock"),
+        "--instance-id",    instances_[host], "--host",        host});
+    std::ofstream(Path(host + ".json")) << json{
+        {"socket", Path(host + ".sock")},
+        {"socketTemplate", Path("{node}.sock")},
+        {"mode", mode},
+        {"timeouts", {{"connect", "2s"}, {"request", "20s"}, {"waitforattach", "10s"}}},
+        {"logFile", Path("driver.log")},
+        {"stateDir", Path("driver-state")}}.dump();
   }
 
   // The driver as kubelet on `host` runs it: inside the host's mount
   // namespace, with that host's config.
   Reply Driver(const std::string& host, const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"/usr/bin/nsenter", "--target", std::to_string(daemons_.at(host)->pid()),
-                                     "--mount", flexkit::testing::BuiltBinary("driver/convoy-flexvolume")};
+    std::vector<std::string> argv = {"/usr/bin/nsenter", "--target",
+                                     std::to_string(daemons_.at(host)->pid()), "--mount",
+                                     flexkit::testing::BuiltBinary("driver/convoy-flexvolume")};
     argv.insert(argv.end(), args.begin(), args.end());
     flexkit::testing::RunOptions options;
     options.extra_env["CONVOY_FLEXVOLUME_CONFIG"] = Path(host + ".json");
@@ -118,8 +124,9 @@ class ConvoyDriverIntegration : public ::testing::Test {
   }
 
   ProcessResult InHost(const std::string& host, const std::string& command) {
-    return flexkit::testing::RunProcess(
-        {"/usr/bin/nsenter", "--target", std::to_string(daemons_.at(host)->pid()), "--mount", "/bin/sh", "-c", command});
+    return flexkit::testing::RunProcess({"/usr/bin/nsenter", "--target",
+                                         std::to_string(daemons_.at(host)->pid()), "--mount",
+                                         "/bin/sh", "-c", command});
   }
 
   std::string Global(const std::string& host, const std::string& pv) {
@@ -132,7 +139,9 @@ class ConvoyDriverIntegration : public ::testing::Test {
   }
 
   static json Options(const std::string& pv, json extra = json::object()) {
-    json o = {{"kubernetes.io/fsType", ""}, {"kubernetes.io/pvOrVolumeName", pv}, {"kubernetes.io/readwrite", "rw"}};
+    json o = {{"kubernetes.io/fsType", ""},
+              {"kubernetes.io/pvOrVolumeName", pv},
+              {"kubernetes.io/readwrite", "rw"}};
     for (auto& [k, v] : extra.items()) o[k] = v;
     return o;
   }
@@ -165,7 +174,8 @@ class ConvoyDriverIntegration : public ::testing::Test {
       Reply u = Driver(host, {"unmountdevice", Global(host, pv)});
       EXPECT_EQ(u.status(), "Success") << u.message();
     }
-    EXPECT_NE(InHost(host, "grep -q ' " + Global(host, pv) + " ' /proc/self/mountinfo").exit_code, 0)
+    EXPECT_NE(InHost(host, "grep -q ' " + Global(host, pv) + " ' /proc/self/mountinfo").exit_code,
+              0)
         << "still mounted";
     for (int i = 0; i < 2; ++i) {
       Reply d = Driver(host, {"detach", pv, host});
@@ -216,7 +226,8 @@ TEST_F(ConvoyDriverIntegration, MountOnlyModeLifecycle) {
   const json opts = Options("pv-m", {{"size", "512Mi"}});
   const std::string pod = Path("node-a-kubelet/pods/uid-1/volumes/rancher.io~convoy/pv-m");
   Prepare("node-a", pod);
-  for (int i = 0; i < 2; ++i) EXPECT_EQ(Driver("node-a", {"mount", pod, opts.dump()}).status(), "Success");
+  for (int i = 0; i < 2; ++i)
+    EXPECT_EQ(Driver("node-a", {"mount", pod, opts.dump()}).status(), "Success");
   EXPECT_EQ(InHost("node-a", "echo data > " + pod + "/f && cat " + pod + "/f").out, "data\n");
   EXPECT_EQ(Admin("GET", "/admin/state")["Volumes"][0]["Attachments"].size(), 1u);
   for (int i = 0; i < 2; ++i) {
@@ -224,7 +235,8 @@ TEST_F(ConvoyDriverIntegration, MountOnlyModeLifecycle) {
     EXPECT_EQ(u.status(), "Success") << u.message();
   }
   EXPECT_EQ(InHost("node-a", "ls -A " + pod).out, "") << "unmount must leave the dir empty";
-  EXPECT_TRUE(Admin("GET", "/admin/state")["Volumes"][0]["Attachments"].empty()) << "unmount must detach";
+  EXPECT_TRUE(Admin("GET", "/admin/state")["Volumes"][0]["Attachments"].empty())
+      << "unmount must detach";
   EXPECT_EQ(Driver("node-a", {"unmount", Path("never-existed")}).status(), "Success");
 }
 
@@ -251,7 +263,8 @@ TEST_F(ConvoyDriverIntegration, XfsRequestOnExt4VolumeFailsAndKeepsTheData) {
   json xfs = ext4;
   xfs["kubernetes.io/fsType"] = "xfs";
   const std::string device = BringUp("node-a", "pv-fs", ext4);
-  EXPECT_EQ(InHost("node-a", "echo keep > " + Global("node-a", "pv-fs") + "/f && sync").exit_code, 0);
+  EXPECT_EQ(InHost("node-a", "echo keep > " + Global("node-a", "pv-fs") + "/f && sync").exit_code,
+            0);
   EXPECT_EQ(Driver("node-a", {"unmountdevice", Global("node-a", "pv-fs")}).status(), "Success");
 
   // Mounting the attached ext4 volume as xfs is refused.
@@ -280,13 +293,15 @@ TEST_F(ConvoyDriverIntegration, FailoverFromAStoppedInstanceKeepsTheData) {
   const json opts = Options("pv-f", {{"volumeID", id}, {"kubernetes.io/fsType", "ext4"}});
   BringUp("node-a", "pv-f", opts);
   const std::string ga = Global("node-a", "pv-f");
-  ASSERT_EQ(InHost("node-a", "head -c 1048576 /dev/urandom > " + ga + "/blob && sync").exit_code, 0);
+  ASSERT_EQ(InHost("node-a", "head -c 1048576 /dev/urandom > " + ga + "/blob && sync").exit_code,
+            0);
   const std::string sum = InHost("node-a", "sha256sum < " + ga + "/blob").out;
 
   // While node-a runs, node-b may not take the volume.
   Reply refused = Driver("node-b", {"attach", opts.dump(), "node-b"});
   EXPECT_EQ(refused.status(), "Failure");
-  EXPECT_THAT(refused.message(), HasSubstr("attach pv-f on node-b: convoy at " + Path("node-b.sock")));
+  EXPECT_THAT(refused.message(),
+              HasSubstr("attach pv-f on node-b: convoy at " + Path("node-b.sock")));
   EXPECT_THAT(refused.message(), HasSubstr("running"));
 
   // node-a crashes: its daemon dies with its mounts, its instance stops.
@@ -301,10 +316,12 @@ TEST_F(ConvoyDriverIntegration, FailoverFromAStoppedInstanceKeepsTheData) {
   // node-a comes back; a late detach for node-a leaves node-b alone.
   Admin("POST", "/admin/instances/" + instances_["node-a"] + "/start");
   StartHost("node-a");
-  EXPECT_EQ(Driver("node-a", {"isattached", opts.dump(), "node-a"}).doc.value("attached", true), false);
+  EXPECT_EQ(Driver("node-a", {"isattached", opts.dump(), "node-a"}).doc.value("attached", true),
+            false);
   EXPECT_EQ(Driver("node-a", {"unmountdevice", ga}).status(), "Success");
   EXPECT_EQ(Driver("node-a", {"detach", "pv-f", "node-a"}).status(), "Success");
-  EXPECT_EQ(Driver("node-b", {"isattached", opts.dump(), "node-b"}).doc.value("attached", false), true);
+  EXPECT_EQ(Driver("node-b", {"isattached", opts.dump(), "node-b"}).doc.value("attached", false),
+            true);
   EXPECT_EQ(InHost("node-b", "sha256sum < " + Global("node-b", "pv-f") + "/blob").out, sum);
   EXPECT_EQ(InHost("node-b", "echo more > " + Global("node-b", "pv-f") + "/g").exit_code, 0);
   TearDownVolume("node-b", "pv-f", opts);
@@ -324,10 +341,10 @@ TEST_F(ConvoyDriverIntegration, DaemonDownIsAFailureWithinTheTimeout) {
 
 TEST_F(ConvoyDriverIntegration, SlowDaemonIsAFailureWithinTheTimeout) {
   StartHost("node-a");
-  std::ofstream(Path("node-a.json")) << json{{"socket", Path("node-a.sock")},
-                                             {"timeouts", {{"request", "1s"}}},
-                                             {"stateDir", Path("driver-state")}}
-                                             .dump();
+  std::ofstream(Path("node-a.json")) << json{
+      {"socket", Path("node-a.sock")},
+      {"timeouts", {{"request", "1s"}}},
+      {"stateDir", Path("driver-state")}}.dump();
   Admin("POST", "/admin/faults", {{"Operation", "CreateVolume"}, {"LatencyMs", 4000}});
   const auto start = std::chrono::steady_clock::now();
   Reply r = Driver("node-a", {"attach", Options("pv-slow", {{"size", "512Mi"}}).dump(), "node-a"});
@@ -339,7 +356,8 @@ TEST_F(ConvoyDriverIntegration, SlowDaemonIsAFailureWithinTheTimeout) {
 
 TEST_F(ConvoyDriverIntegration, GarbageFromTheDaemonIsAFailure) {
   StartHost("node-a");
-  testing::ScriptedServer garbage(Path("node-g.sock"), {{"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n{{{{"}});
+  testing::ScriptedServer garbage(Path("node-g.sock"),
+                                  {{"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n{{{{"}});
   Reply r = Driver("node-a", {"isattached", Options("pv-x").dump(), "node-g"});
   EXPECT_EQ(r.status(), "Failure");
   EXPECT_THAT(r.message(), HasSubstr("unexpected reply"));
@@ -361,7 +379,8 @@ TEST_F(ConvoyDriverIntegration, LargestPossibleOptionValueIsHandled) {
   // handled: ignored when unknown, refused briefly when it is the name.
   StartHost("node-a");
   const std::string big(120 * 1024, 'x');
-  Reply ignored = Driver("node-a", {"isattached", Options("pv-big", {{"description", big}}).dump(), "node-a"});
+  Reply ignored =
+      Driver("node-a", {"isattached", Options("pv-big", {{"description", big}}).dump(), "node-a"});
   EXPECT_EQ(ignored.status(), "Success") << ignored.message();
   Reply refused = Driver("node-a", {"attach", Options("pv-big", {{"name", big}}).dump(), "node-a"});
   EXPECT_EQ(refused.status(), "Failure");
