@@ -33,6 +33,7 @@ bp::error_code LastError() { return {errno, boost::system::system_category()}; }
 
 // Child-side setup, run between vfork and exec: only system calls here.
 struct ChildSetup {
+  int exec_error_fd;  // close-on-exec: EOF means exec happened, 4 bytes are its errno
   int mount_namespace_fd;
   const char* working_dir;  // the caller's cwd, re-entered after setns
   const char* const* envp;
@@ -40,6 +41,7 @@ struct ChildSetup {
   bp::error_code on_setup(bp::posix::default_launcher& launcher, const bp::filesystem::path&,
                           const char* const*) {
     launcher.env = envp;
+    launcher.fd_whitelist.push_back(exec_error_fd);  // else closed before execve
     return {};
   }
 
@@ -47,6 +49,9 @@ struct ChildSetup {
                                const char* const*) {
     if (::setpgid(0, 0) != 0) return LastError();
     if (mount_namespace_fd >= 0) {
+      // setns(CLONE_NEWNS) needs an fs_struct of our own; under TSan the
+      // child already runs a helper thread sharing it.
+      if (::unshare(CLONE_FS) != 0) return LastError();
       if (::setns(mount_namespace_fd, CLONE_NEWNS) != 0) return LastError();
       // setns moved cwd to the namespace root; kubelet's child keeps its cwd.
       if (::chdir(working_dir) != 0) return LastError();
@@ -63,11 +68,19 @@ struct ChildSetup {
   // four-argument one: both must exist, or exit() runs in the vfork child
   // (atexit handlers and stdio buffers of the parent, corrupted).
   void on_exec_error(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*,
-                     const bp::error_code&) {
-    ::_exit(127);
+                     const bp::error_code& ec) {
+    Fail(ec);
   }
   void on_exec_error(bp::posix::default_launcher&, const bp::error_code&,
-                     const bp::filesystem::path&, const char* const*, const bp::error_code&) {
+                     const bp::filesystem::path&, const char* const*, const bp::error_code& ec) {
+    Fail(ec);
+  }
+  // Reports the errno where a real fork (sanitizers turn vfork into fork)
+  // cannot share it with the parent, then exits as a shell would.
+  [[noreturn]] void Fail(const bp::error_code& ec) {
+    int err = ec.value();
+    ssize_t ignored = ::write(exec_error_fd, &err, sizeof err);
+    (void)ignored;
     ::_exit(127);
   }
 };
@@ -143,15 +156,21 @@ ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
   envp.push_back(nullptr);
   std::string cwd = CurrentDirectory();
 
+  Pipe exec_error;
   boost::asio::io_context context;
   bp::error_code ec;
-  ChildSetup setup{spec.mount_namespace_fd, cwd.c_str(), envp.data()};
+  ChildSetup setup{exec_error.write, spec.mount_namespace_fd, cwd.c_str(), envp.data()};
   // 1.81's (context, ec, ...) overload drops `ec` and throws: pass the executor.
   bp::posix::vfork_launcher launcher;
   auto process = launcher(context.get_executor(), ec, spec.executable, spec.args,
                           bp::process_stdio{nullptr, out.write, err.write}, setup);
   out.CloseWrite();
   err.CloseWrite();
+  exec_error.CloseWrite();
+  int child_errno = 0;
+  if (!ec && ::read(exec_error.read, &child_errno, sizeof child_errno) == sizeof child_errno) {
+    ec.assign(child_errno, boost::system::system_category());
+  }
   if (ec) {
     if (launcher.pid > 0) ::waitpid(launcher.pid, nullptr, 0);  // the child that failed exec
     result.spawn_error = "exec " + spec.executable + ": " + ec.message();

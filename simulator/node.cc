@@ -44,7 +44,9 @@ int RunInNamespace(int ns_fd, Op op) {
   }
   if (pid == 0) {
     int err = 0;
-    if (::setns(ns_fd, CLONE_NEWNS) != 0 || op() != 0) err = errno;
+    // An fs_struct of our own first: setns(CLONE_NEWNS) refuses a shared one
+    // (TSan starts a helper thread in forked children).
+    if (::unshare(CLONE_FS) != 0 || ::setns(ns_fd, CLONE_NEWNS) != 0 || op() != 0) err = errno;
     ssize_t ignored = ::write(pipe_fds[1], &err, sizeof err);
     (void)ignored;
     ::_exit(0);
