@@ -56,10 +56,6 @@ DriverProfile BundledConvoyProfile(const std::string& flexconform_dir) {
   p.volume_options = {{"size", "320Mi"}};  // XFS needs 300 MiB; the fake makes sparse files
   p.fs_types = {"ext4", "xfs"};
   p.fixture.kind = "convoy-fake";
-  p.skip["lifecycle/data-persists-across-remount"] =
-      "a Convoy volume is identified by its volumeID option; a name-only test volume is created "
-      "anew "
-      "after detach (ReferenceOnly), and the fixture does not pre-create EBS volumes yet";
   return p;
 }
 
