@@ -41,6 +41,10 @@ void HttpConnection::Send(const std::string& bytes) {
     ssize_t n = ::send(fd_, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
+      // The server may answer and close before reading everything (a body
+      // over the limit, a malformed request): its answer is still there to
+      // read, as an HTTP client reads it after a failed write.
+      if (errno == EPIPE || errno == ECONNRESET) return;
       throw std::runtime_error(std::string("send: ") + std::strerror(errno));
     }
     off += static_cast<size_t>(n);
