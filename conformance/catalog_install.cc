@@ -4,12 +4,15 @@
 // watched name, and every init must answer. Installing in place is what
 // rook#2064 did; the suite does not do it, because a partial binary is the
 // installer's fault, not the driver's.
-#include <unistd.h>
-
-#include <atomic>
+//
+// The installer is another process, as it is on a node (a DaemonSet's cp and
+// mv). Copying from a thread of this process would let a driver call forked
+// meanwhile inherit the open write descriptor, and the kernel then refuses to
+// exec the renamed file (ETXTBSY): a harness artefact, not a driver fault.
 #include <filesystem>
-#include <thread>
+#include <future>
 
+#include "conformance/background_process.h"
 #include "conformance/catalog.h"
 #include "simulator/plugin_name.h"
 
@@ -30,24 +33,32 @@ void HotInstall(CaseContext& c) {
   std::filesystem::copy_file(c.profile().driver, target,
                              std::filesystem::copy_options::overwrite_existing);
   c.tracker().Push("remove " + dir.string(), [dir] { std::filesystem::remove_all(dir); });
-  std::atomic<bool> done{false};
-  std::thread installer([&] {
-    for (int i = 0; i < 5 && !done; ++i) {
-      std::filesystem::copy_file(c.profile().driver, staging,
-                                 std::filesystem::copy_options::overwrite_existing);
-      std::filesystem::rename(staging, target);
-    }
+  // Five installs, each a full copy to the dot-file and a rename over the
+  // watched name; paths are arguments, never spliced into the script.
+  const std::vector<std::string> installer_argv = {
+      "/bin/sh",
+      "-c",
+      "for i in 1 2 3 4 5; do cp -- \"$1\" \"$2\" && mv -f -- \"$2\" \"$3\" || exit 1; done",
+      "installer",
+      c.profile().driver,
+      staging.string(),
+      target.string()};
+  const std::string installer_log = c.case_dir() + "/installer.log";
+  auto installer = std::async(std::launch::async, [&] {
+    return RunToCompletion(installer_argv, installer_log);
   });
   try {
     for (int i = 0; i < 5; ++i)
       c.Require(n, c.argv().Init(), "F27 (protocol §1: init answers during an install)", "kubelet",
                 target.string());
   } catch (...) {
-    done = true;
-    installer.join();
+    installer.wait();
     throw;
   }
-  installer.join();
+  if (int rc = installer.get(); rc != 0) {
+    throw std::runtime_error("the installer (cp, then mv over " + target.string() +
+                             ") failed with " + std::to_string(rc) + "; see " + installer_log);
+  }
   TearDownAll(c);
 }
 
