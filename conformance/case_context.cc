@@ -98,6 +98,11 @@ sim::VolumeSpec CaseContext::Volume(const std::string& name, bool read_only) {
   return spec;
 }
 
+void CaseContext::UseKubernetes(const std::string& kubernetes) {
+  version_ = &sim::FindProfile(kubernetes);
+  argv_ = sim::ArgvBuilder(*version_);
+}
+
 sim::MountExtras CaseContext::Pod(const std::string& stem) {
   sim::MountExtras pod;
   pod.pod_name = Unique(stem);

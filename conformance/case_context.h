@@ -59,6 +59,9 @@ class CaseContext {
   const DriverProfile& profile() const { return profile_; }
   const sim::VersionProfile& version() const { return *version_; }
   const sim::ArgvBuilder& argv() const { return argv_; }
+  // From now on, call the driver as kubelet `kubernetes` (a simulator
+  // version profile name) would: argv shapes and option keys (F22, F23).
+  void UseKubernetes(const std::string& kubernetes);
   int repeat() const { return repeat_; }
   const std::string& case_dir() const { return case_dir_; }
   sim::Node& node(std::size_t i = 0);

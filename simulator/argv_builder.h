@@ -13,7 +13,7 @@ using Args = std::vector<std::string>;
 
 class ArgvBuilder {
  public:
-  explicit ArgvBuilder(const VersionProfile& profile) : profile_(profile) {}
+  explicit ArgvBuilder(const VersionProfile& profile) : profile_(&profile) {}
 
   // Each throws std::invalid_argument when the profile has no such verb
   // (e.g. waitforattach in legacy-1.5, expandfs before 1.13).
@@ -39,7 +39,7 @@ class ArgvBuilder {
 
  private:
   void Require(bool present, const char* verb) const;
-  const VersionProfile& profile_;
+  const VersionProfile* profile_;  // a pointer, so a builder can be reassigned
 };
 
 }  // namespace flexkit::sim

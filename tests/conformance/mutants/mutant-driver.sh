@@ -1,6 +1,7 @@
 #!/bin/sh
 # A correct mount-only FlexVolume driver (a tmpfs per pod volume, read-only
-# when asked, secrets base64-decoded) with at most one defect, named by the
+# when asked, secrets base64-decoded, fsGroup applied by the driver under
+# either key spelling, as its init says fsGroup:false) with at most one defect, named by the
 # name it runs under: each mutant is `mutant~DEFECT/DEFECT`, a symlink to
 # this file (a copy keeps working: the name, not the folder, picks the
 # defect); `none` is the known-good control. Needs jq and base64.
@@ -33,12 +34,12 @@ fi
 case "$1" in
   init)
     case "$defect" in
-      echo-ne) echo -ne '{"status":"Success","capabilities":{"attach":false}}\n' ;;
-      caps-as-strings) printf '{"status":"Success","capabilities":{"attach":"false"}}\n' ;;
-      wrong-capabilities) printf '{"status":"Success","capabilities":{"attach":true}}\n' ;;
-      capitalised-keys) printf '{"Status":"Success","Capabilities":{"attach":false}}\n' ;;
-      init-slow) sleep 2.2; printf '{"status":"Success","capabilities":{"attach":false}}\n' ;;
-      *) printf '{"status":"Success","capabilities":{"attach":false}}\n' ;;
+      echo-ne) echo -ne '{"status":"Success","capabilities":{"attach":false,"fsGroup":false}}\n' ;;
+      caps-as-strings) printf '{"status":"Success","capabilities":{"attach":"false","fsGroup":"false"}}\n' ;;
+      wrong-capabilities) printf '{"status":"Success","capabilities":{"attach":true,"fsGroup":false}}\n' ;;
+      capitalised-keys) printf '{"Status":"Success","Capabilities":{"attach":false,"fsGroup":false}}\n' ;;
+      init-slow) sleep 2.2; printf '{"status":"Success","capabilities":{"attach":false,"fsGroup":false}}\n' ;;
+      *) printf '{"status":"Success","capabilities":{"attach":false,"fsGroup":false}}\n' ;;
     esac
     exit 0 ;;
   getvolumename)
@@ -63,6 +64,12 @@ case "$1" in
     if [ "$defect" != mount-not-idempotent ] && is_mounted "$dir"; then ok; fi
     flags=size=16m
     if [ "$(opt kubernetes.io/readwrite "$json")" = ro ] && [ "$defect" != ro-ignored ]; then flags="$flags,ro"; fi
+    group=$(opt kubernetes.io/fsGroup "$json")
+    [ "$defect" != fsgroup-legacy-key-only ] && [ -z "$group" ] && group=$(opt kubernetes.io/mounterArgs.FsGroup "$json")
+    if [ -n "$group" ]; then
+      case "$group" in *[!0-9]*) fail "fsGroup is not a number" ;; esac
+      flags="$flags,gid=$group,mode=2775"
+    fi
     mkdir -p "$dir" || fail "mkdir $dir"
     mount -t tmpfs -o "$flags" flexkit-mutant "$dir" >/dev/null 2>&1 || fail "mount tmpfs on $dir"
     [ "$defect" = stderr-log ] && echo "mounted tmpfs on $dir" >&2
