@@ -97,7 +97,7 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
   CheckKeys(
       origin, root, "the profile",
       {"driver", "driverName", "capabilities", "attachManagement", "kubernetes", "volumeOptions",
-       "fsTypes", "secrets", "nodes", "nodeEnv", "privileges", "timeouts", "skip", "fixture"});
+       "fsTypes", "secrets", "nodes", "nodeEnv", "privileges", "timeouts", "skip", "install", "fixture"});
   DriverProfile p;
   if (!root["driver"]) throw ProfileError(origin, root, "'driver' (the executable) is required");
   p.driver = Resolve(base_dir, As<std::string>(origin, root["driver"], "driver"));
@@ -154,6 +154,10 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
     }
   }
   if (auto n = root["skip"]) p.skip = StringMap(origin, n, "skip");
+  if (auto n = root["install"]) {
+    p.install = As<std::vector<std::string>>(origin, n, "install");
+    if (p.install.empty()) throw ProfileError(origin, n, "install must name a command");
+  }
   if (auto f = root["fixture"]) {
     if (f.IsScalar()) {
       p.fixture.kind = f.as<std::string>();

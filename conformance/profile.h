@@ -43,6 +43,9 @@ struct DriverProfile {
   Millis default_timeout{std::chrono::seconds(30)};  // harness deadline per call
   std::map<std::string, Millis> verb_timeouts;       // per verb, overriding it
   std::map<std::string, std::string> skip;           // case name -> reason
+  // The driver's own installer, argv with "{{driver}}" (a copy of the
+  // executable) and "{{plugin_dir}}" substituted; empty when it has none.
+  std::vector<std::string> install;
   FixtureSpec fixture;
 
   Millis TimeoutFor(const std::string& verb) const;

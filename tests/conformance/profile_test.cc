@@ -20,6 +20,7 @@ nodeEnv: {SOCK: "/run/{{node}}.sock"}
 privileges: none
 timeouts: {default: 5s, waitforattach: 2m, mount: 250ms}
 skip: {robustness/concurrent-volumes: "backend is single-threaded"}
+install: ["{{driver}}", install, "{{plugin_dir}}"]
 fixture: {kind: command, setup: "true", teardown: "true"}
 )",
                         "p.yaml", "/base");
@@ -37,6 +38,7 @@ fixture: {kind: command, setup: "true", teardown: "true"}
   EXPECT_EQ(p.nodes, 2);
   EXPECT_FALSE(p.needs_root);
   EXPECT_EQ(p.TimeoutFor("mount"), Millis(250));
+  EXPECT_EQ(p.install, (std::vector<std::string>{"{{driver}}", "install", "{{plugin_dir}}"}));
   EXPECT_EQ(p.TimeoutFor("waitforattach"), Millis(120000));
   EXPECT_EQ(p.TimeoutFor("unmount"), Millis(5000));
   EXPECT_EQ(p.skip.at("robustness/concurrent-volumes"), "backend is single-threaded");
@@ -71,6 +73,10 @@ TEST(Profile, WrongTypeIsRefused) {
   EXPECT_THROW(ParseProfile("driver: d\nfixture: nfs\n", "p.yaml", ""), std::runtime_error);
   EXPECT_THROW(ParseProfile("driver: d\ntimeouts: {mount: 5h}\n", "p.yaml", ""),
                std::runtime_error);
+}
+
+TEST(Profile, EmptyInstallCommandIsRefused) {
+  EXPECT_THROW(ParseProfile("driver: d\ninstall: []\n", "p.yaml", "/"), std::runtime_error);
 }
 
 TEST(Profile, DriverIsRequired) {

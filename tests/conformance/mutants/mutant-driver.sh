@@ -90,6 +90,20 @@ case "$1" in
       umount "$dir" >/dev/null 2>&1 || fail "umount $dir failed"
     fi
     ok ;;
+  install)
+    # `install PLUGIN_DIR`: the driver's own installer (not a kubelet verb).
+    folder=$(basename "$(dirname "$0")")
+    dest="$2/$folder/$defect"
+    mkdir -p "$2/$folder" || exit 1
+    if [ "$defect" = install-in-place ]; then
+      # Writes the watched name directly; the pause stands for a big binary
+      # on a slow disk, so a probe sees the half-written file.
+      { head -c 512 "$0"; sleep 0.3; tail -c +513 "$0"; } > "$dest" && chmod 755 "$dest"
+      exit
+    fi
+    cp "$0" "$2/$folder/.$defect.installing" && chmod 755 "$2/$folder/.$defect.installing" &&
+      mv -f "$2/$folder/.$defect.installing" "$dest"
+    exit ;;
   *)
     not_supported ;;
 esac
