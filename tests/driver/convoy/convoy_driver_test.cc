@@ -74,6 +74,15 @@ class ConvoyDriverTest : public ::testing::Test {
     return ConvoyDriver(config, config_error,
                         DriverDeps{&clients, &mounter, &clock, &FakeDeviceExists});
   }
+  // `daemon` has no volume `name` until the driver creates it there; then
+  // it reports it attached at /dev/xvdf.
+  static void ExpectCreatedOnFirstUse(MockConvoyClient& daemon, const std::string& name) {
+    EXPECT_CALL(daemon, Inspect(name))
+        .WillOnce(Return(std::nullopt))
+        .WillOnce(Return(Ebs(name, "/dev/xvdf")));
+    EXPECT_CALL(daemon, Create(Field(&CreateRequest::name, name)))
+        .WillOnce(Return(Ebs(name, "/dev/xvdf")));
+  }
   // Makes `dir` a mount point in the fake mount table.
   void Mounted(const std::string& dir) {
     mounter.mounts.push_back({"/dev/xvdf", dir, "ext4", "rw", false});
@@ -439,11 +448,7 @@ TEST_F(ConvoyDriverTest, DetachWithAnUnreachableDaemonFails) {
 TEST_F(ConvoyDriverTest, DetachFindsAVolumeAttachedUnderACustomName) {
   auto& a = clients.At(kNodeA);
   auto d = Driver();
-  EXPECT_CALL(a, Inspect("data-7"))
-      .WillOnce(Return(std::nullopt))
-      .WillOnce(Return(Ebs("data-7", "/dev/xvdf")));
-  EXPECT_CALL(a, Create(Field(&CreateRequest::name, "data-7")))
-      .WillOnce(Return(Ebs("data-7", "/dev/xvdf")));
+  ExpectCreatedOnFirstUse(a, "data-7");
   EXPECT_CALL(a, Delete("data-7", true)).WillOnce(Return(true));
   EXPECT_TRUE(
       d.Attach(Opts({{"name", "data-7"}, {"kubernetes.io/pvOrVolumeName", "data"}}), "node-a")
@@ -454,10 +459,7 @@ TEST_F(ConvoyDriverTest, DetachFindsAVolumeAttachedUnderACustomName) {
 TEST_F(ConvoyDriverTest, MountOnlyModeAttachesAndMounts) {
   config.mode = Mode::kMountOnly;
   auto& local = clients.At(kLocal);
-  EXPECT_CALL(local, Inspect("pv-1"))
-      .WillOnce(Return(std::nullopt))
-      .WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
-  EXPECT_CALL(local, Create(_)).WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
+  ExpectCreatedOnFirstUse(local, "pv-1");
   EXPECT_CALL(local, Mount(Field(&MountRequest::mount_point, "/pods/u/vol")))
       .WillOnce([&](const MountRequest&) {
         Mounted("/pods/u/vol");
@@ -469,10 +471,7 @@ TEST_F(ConvoyDriverTest, MountOnlyModeAttachesAndMounts) {
 TEST_F(ConvoyDriverTest, MountOnlyModeDetachesAfterAFailedMount) {
   config.mode = Mode::kMountOnly;
   auto& local = clients.At(kLocal);
-  EXPECT_CALL(local, Inspect("pv-1"))
-      .WillOnce(Return(std::nullopt))
-      .WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
-  EXPECT_CALL(local, Create(_)).WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
+  ExpectCreatedOnFirstUse(local, "pv-1");
   EXPECT_CALL(local, Mount(_))
       .WillOnce(Throw(ConvoyError("400 wrong fs type: the device holds ext4, not xfs", 400)));
   EXPECT_CALL(local, Delete("pv-1", true)).WillOnce(Return(true));
