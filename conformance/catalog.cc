@@ -45,6 +45,7 @@ std::vector<Case> Catalog() {
   AddSecretsCases(cases);
   AddRobustnessCases(cases);
   AddInstallCases(cases);
+  AddFailoverCases(cases);
   return cases;
 }
 

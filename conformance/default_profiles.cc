@@ -56,6 +56,7 @@ DriverProfile BundledConvoyProfile(const std::string& flexconform_dir) {
   p.volume_options = {{"size", "320Mi"}};  // XFS needs 300 MiB; the fake makes sparse files
   p.fs_types = {"ext4", "xfs"};
   p.fixture.kind = "convoy-fake";
+  p.nodes = 2;  // [failover] moves a volume from one node to another
   return p;
 }
 
