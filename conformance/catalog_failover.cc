@@ -55,8 +55,13 @@ struct Placement {
   bool bind_fallback = false;
 };
 
-class Failover {
+// Shared: the tracker's undos keep it alive after the case function ends
+// (the runner unwinds them after a FAIL, when the case's stack is gone).
+class Failover : public std::enable_shared_from_this<Failover> {
  public:
+  static std::shared_ptr<Failover> Make(CaseContext& c, Attacher attacher, bool rwo_pv) {
+    return std::make_shared<Failover>(c, attacher, rwo_pv);
+  }
   Failover(CaseContext& c, Attacher attacher, bool rwo_pv)
       : c_(c), attacher_(attacher), a_(c.node(0)), b_(c.node(1)) {
     if (!c.fixture().HasNodeBackends()) {
@@ -85,14 +90,15 @@ class Failover {
     p->global_path = paths.DeviceMountPath(spec_.name);
     p->pod_dir = paths.PodVolumeDir(c_.Pod("pod").pod_uid, spec_.name);
     // Whatever the case leaves set up is torn down after it, as kubelet would.
-    c_.tracker().Push("detach " + spec_.name + " from " + n.name(), [this, p] {
-      if (p->attached && p->node->running()) {
-        auto r = Detach(*p);
+    c_.tracker().Push("detach " + spec_.name + " from " + n.name(), [self = shared_from_this(), p] {
+      // kubelet's device-open check: no detach while the device is mounted.
+      if (p->attached && p->node->running() && !p->node->mounter().IsMountPoint(p->global_path)) {
+        auto r = self->Detach(*p);
         if (!r.ok() && !r.not_supported()) throw std::runtime_error("detach: " + Message(r));
       }
     });
-    c_.tracker().Push("tear down " + spec_.name + " on " + n.name(), [this, p] {
-      if (p->node->running()) TearDown(*p);
+    c_.tracker().Push("tear down " + spec_.name + " on " + n.name(), [self = shared_from_this(), p] {
+      if (p->node->running()) self->TearDown(*p);
     });
     return p;
   }
@@ -326,7 +332,8 @@ class Failover {
 // and recreated on B, the volume follows with its data, A comes back and
 // tears down what it had without touching B.
 void CrashReschedule(CaseContext& c, Attacher attacher, bool rwo_pv) {
-  Failover f(c, attacher, rwo_pv);
+  auto shared = Failover::Make(c, attacher, rwo_pv);
+  Failover& f = *shared;
   auto on_a = f.SetUpOn(f.a());
   f.WriteFiles(*on_a, "before-crash", 3);
   f.CheckBackend(&f.a(), "after set-up on " + f.a().name());
@@ -404,7 +411,8 @@ void CrashReschedule(CaseContext& c, Attacher attacher, bool rwo_pv) {
 // the pod gets it back. Then the pod moves cleanly to B: what A wrote
 // without fsync must be there, because a clean teardown flushes.
 void ReturnsBeforeMove(CaseContext& c, Attacher attacher) {
-  Failover f(c, attacher, /*rwo_pv=*/true);
+  auto shared = Failover::Make(c, attacher, /*rwo_pv=*/true);
+  Failover& f = *shared;
   auto on_a = f.SetUpOn(f.a());
   f.WriteFiles(*on_a, "before-crash", 2);
   f.Crash(f.a());
@@ -438,7 +446,8 @@ void ReturnsBeforeMove(CaseContext& c, Attacher attacher) {
 // Issue 7.6b: B asks for the volume while A is alive and uses it: refused
 // with a message, A's data and mount untouched, never two attachments.
 void RefusedWhileOwnerAlive(CaseContext& c, Attacher attacher, bool rwo_pv) {
-  Failover f(c, attacher, rwo_pv);
+  auto shared = Failover::Make(c, attacher, rwo_pv);
+  Failover& f = *shared;
   auto on_a = f.SetUpOn(f.a());
   f.WriteFiles(*on_a, "owner", 2);
   auto on_b = f.NewPlacement(f.b());
@@ -466,7 +475,8 @@ void RefusedWhileOwnerAlive(CaseContext& c, Attacher attacher, bool rwo_pv) {
 // force-detach through A's daemon fails; stuck without harm until the
 // partition heals, then A tears down and the volume moves with its data.
 void Partitioned(CaseContext& c, Attacher attacher) {
-  Failover f(c, attacher, /*rwo_pv=*/true);
+  auto shared = Failover::Make(c, attacher, /*rwo_pv=*/true);
+  Failover& f = *shared;
   auto on_a = f.SetUpOn(f.a());
   f.WriteFiles(*on_a, "before-partition", 2);
   f.Partition(f.a(), true);

@@ -8,13 +8,15 @@
 //                          cloud naming only the volume, which takes it from
 //                          whichever node has it now (EC2 allows that call)
 //   reformat-on-adopt      attach runs mkfs on a device it newly attached
-//   skip-clean-unmount     unmountdevice lazily detaches the mount (umount
-//                          -l): nothing is flushed or released
+//   skip-clean-unmount     unmountdevice answers Success and leaves the
+//                          filesystem mounted: nothing is flushed or
+//                          released. (A lazy umount -l is no such defect:
+//                          with no other reference left it is a full,
+//                          flushing unmount.)
 // The profile's nodeEnv gives the mutant what a real driver would not
 // know: $FLEXKIT_MUTANT_CLOUD (the fake cloud's socket) and
 // $FLEXKIT_MUTANT_PEERS (every node daemon's socket, space-separated).
 #include <fcntl.h>
-#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,7 +129,6 @@ class MutantDriver : public flexvolume::Driver {
 
   DriverStatus UnmountDevice(const std::string& dir) override {
     if (defect_ != "skip-clean-unmount") return real_.UnmountDevice(dir);
-    ::umount2(dir.c_str(), MNT_DETACH);
     return flexvolume::Succeed();
   }
 
