@@ -25,11 +25,14 @@ namespace flexkit::conform {
 namespace {
 
 constexpr const char* kF14 = "F14 (protocol §7.4, DESIGN §6.3: a volume follows its pod safely)";
-constexpr const char* kF12 = "F12 (protocol §7.5: a late detach succeeds and touches only its node)";
+constexpr const char* kF12 =
+    "F12 (protocol §7.5: a late detach succeeds and touches only its node)";
 
 enum class Attacher { kController, kKubelet };
 
-std::string AttacherName(Attacher a) { return a == Attacher::kController ? "controller" : "kubelet"; }
+std::string AttacherName(Attacher a) {
+  return a == Attacher::kController ? "controller" : "kubelet";
+}
 
 // FNV-1a: a checksum to report and compare, not a security property.
 std::uint64_t Checksum(const std::string& data) {
@@ -48,11 +51,11 @@ std::string Message(const sim::CallResult& r) {
 // flags, so a step the case already did is not undone twice.
 struct Placement {
   sim::Node* node = nullptr;
+  sim::MountExtras pod;
   std::string device;
   std::string global_path;
   std::string pod_dir;
   bool attached = false;  // an attach succeeded and no detach since
-  bool bind_fallback = false;
 };
 
 // Shared: the tracker's undos keep it alive after the case function ends
@@ -65,8 +68,9 @@ class Failover : public std::enable_shared_from_this<Failover> {
   Failover(CaseContext& c, Attacher attacher, bool rwo_pv)
       : c_(c), attacher_(attacher), a_(c.node(0)), b_(c.node(1)) {
     if (!c.fixture().HasNodeBackends()) {
-      c.Skip("profile: the fixture has no per-node backend to crash, restart or partition "
-             "(fixture: convoy-fake has)");
+      c.Skip(
+          "profile: the fixture has no per-node backend to crash, restart or partition "
+          "(fixture: convoy-fake has)");
     }
     spec_ = c.Volume(c.Unique("vol"));
     spec_.inline_volume = !rwo_pv;
@@ -75,9 +79,6 @@ class Failover : public std::enable_shared_from_this<Failover> {
 
   sim::Node& a() { return a_; }
   sim::Node& b() { return b_; }
-  const sim::VolumeSpec& spec() const { return spec_; }
-  bool rwo_pv() const { return spec_.read_write_once_only; }
-  Attacher attacher() const { return attacher_; }
 
   // Where the controller's driver calls run: B stands in for the control
   // plane (A is the node that fails), reaching A's backend by A's name.
@@ -88,7 +89,8 @@ class Failover : public std::enable_shared_from_this<Failover> {
     p->node = &n;
     auto paths = c_.Paths(n);
     p->global_path = paths.DeviceMountPath(spec_.name);
-    p->pod_dir = paths.PodVolumeDir(c_.Pod("pod").pod_uid, spec_.name);
+    p->pod = c_.Pod("pod");
+    p->pod_dir = paths.PodVolumeDir(p->pod.pod_uid, spec_.name);
     // Whatever the case leaves set up is torn down after it, as kubelet would.
     c_.tracker().Push("detach " + spec_.name + " from " + n.name(), [self = shared_from_this(), p] {
       // kubelet's device-open check: no detach while the device is mounted.
@@ -97,16 +99,17 @@ class Failover : public std::enable_shared_from_this<Failover> {
         if (!r.ok() && !r.not_supported()) throw std::runtime_error("detach: " + Message(r));
       }
     });
-    c_.tracker().Push("tear down " + spec_.name + " on " + n.name(), [self = shared_from_this(), p] {
-      if (p->node->running()) self->TearDown(*p);
-    });
+    c_.tracker().Push("tear down " + spec_.name + " on " + n.name(),
+                      [self = shared_from_this(), p] {
+                        if (p->node->running()) self->TearDown(*p);
+                      });
     return p;
   }
 
   sim::CallResult Attach(Placement& p) {
     const bool by_controller = attacher_ == Attacher::kController;
-    auto r = c_.Call(by_controller ? ControlPlane() : *p.node, c_.argv().Attach(Json(), p.node->name()),
-                     AttacherName(attacher_));
+    auto r = c_.Call(by_controller ? ControlPlane() : *p.node,
+                     c_.argv().Attach(Json(), p.node->name()), AttacherName(attacher_));
     if (r.ok()) {
       p.attached = true;
       p.device = r.verdict.status ? r.verdict.status->device : "";
@@ -143,11 +146,9 @@ class Failover : public std::enable_shared_from_this<Failover> {
     }
     n.mounter().MakeDirs(p.pod_dir, 0750);
     if (n.mounter().IsMountPoint(p.pod_dir)) return;
-    auto pod = c_.Pod("pod");
-    auto m = c_.Call(n, c_.argv().Mount(p.pod_dir, c_.Json(spec_, &pod), p.device));
+    auto m = c_.Call(n, c_.argv().Mount(p.pod_dir, c_.Json(spec_, &p.pod), p.device));
     if (m.not_supported()) {
       n.mounter().Mount(p.global_path, p.pod_dir, "", MS_BIND, "");
-      p.bind_fallback = true;
     } else if (!m.ok()) {
       c_.Fail("protocol §7.1: mount succeeds on " + n.name(), "mount failed: " + Message(m));
     }
@@ -261,7 +262,8 @@ class Failover : public std::enable_shared_from_this<Failover> {
     auto attachments = c_.fixture().Attachments();
     if (!attachments) return;
     for (const auto& [volume, nodes] : *attachments) {
-      const bool right = node ? (nodes.size() == 1 && nodes.front() == node->name()) : nodes.empty();
+      const bool right =
+          node ? (nodes.size() == 1 && nodes.front() == node->name()) : nodes.empty();
       if (!right) {
         std::string where;
         for (const auto& n : nodes) where += (where.empty() ? "" : ", ") + n;
@@ -393,7 +395,8 @@ void CrashReschedule(CaseContext& c, Attacher attacher, bool rwo_pv) {
       // gone it fails and is retried, landing late, after A is back.
       f.WaitForForceDetach();
       auto forced = f.Detach(*on_a);
-      if (forced.ok()) f.CheckBackend(&f.b(), "after the force-detach from the dead " + f.a().name());
+      if (forced.ok())
+        f.CheckBackend(&f.b(), "after the force-detach from the dead " + f.a().name());
     }
     f.Restart(f.a());
     f.TearDown(*on_a);  // reconstruction: the pod is gone
@@ -437,8 +440,9 @@ void ReturnsBeforeMove(CaseContext& c, Attacher attacher) {
   if (!detached.ok()) c.Fail(kF12, "detach from " + f.a().name() + ": " + Message(detached));
   f.CheckBackend(nullptr, "after the clean teardown on " + f.a().name());
   auto on_b = f.SetUpOn(f.b());
-  f.CheckFiles(*on_b, "F14 (protocol §7.1 step 12: unmountdevice leaves the data on the device; "
-                      "a clean move loses nothing)");
+  f.CheckFiles(*on_b,
+               "F14 (protocol §7.1 step 12: unmountdevice leaves the data on the device; "
+               "a clean move loses nothing)");
   f.CheckBackend(&f.b(), "after the move to " + f.b().name());
   TearDownAll(c);
 }
@@ -492,8 +496,10 @@ void Partitioned(CaseContext& c, Attacher attacher) {
     f.WaitForForceDetach();  // A is unhealthy: unreachable
     auto forced = f.Detach(*on_a);
     if (forced.ok()) {
-      c.Fail(kF14, "force-detach from " + f.a().name() + " succeeded through an unreachable "
-                   "daemon while " + f.a().name() + " still has the volume mounted");
+      c.Fail(kF14, "force-detach from " + f.a().name() +
+                       " succeeded through an unreachable "
+                       "daemon while " +
+                       f.a().name() + " still has the volume mounted");
     }
     if (Message(forced).empty()) c.Fail(kF14, "the failed force-detach gives no message");
   }
@@ -503,7 +509,8 @@ void Partitioned(CaseContext& c, Attacher attacher) {
   f.Partition(f.a(), false);
   f.TearDown(*on_a);  // A's kubelet: the pod was deleted
   auto detached = f.Detach(*on_a);
-  if (!detached.ok()) c.Fail(kF12, "detach from the healed " + f.a().name() + ": " + Message(detached));
+  if (!detached.ok())
+    c.Fail(kF12, "detach from the healed " + f.a().name() + ": " + Message(detached));
   auto attached = f.Attach(*on_b);
   if (!attached.ok()) {
     c.Fail(kF14, "attach to " + f.b().name() + " after the partition healed: " + Message(attached));
@@ -521,11 +528,12 @@ void AddFailoverCases(std::vector<Case>& cases) {
   for (Attacher attacher : {Attacher::kController, Attacher::kKubelet}) {
     const std::string who = AttacherName(attacher);
     for (bool rwo_pv : {true, false}) {
-      cases.push_back({"failover/crash-reschedule-" + who + (rwo_pv ? "-rwo-pv" : "-inline"),
-                       tags,
-                       {"F14", "F12"},
-                       AttachableOnly,
-                       [attacher, rwo_pv](CaseContext& c) { CrashReschedule(c, attacher, rwo_pv); }});
+      cases.push_back(
+          {"failover/crash-reschedule-" + who + (rwo_pv ? "-rwo-pv" : "-inline"),
+           tags,
+           {"F14", "F12"},
+           AttachableOnly,
+           [attacher, rwo_pv](CaseContext& c) { CrashReschedule(c, attacher, rwo_pv); }});
     }
   }
   for (Attacher attacher : {Attacher::kController, Attacher::kKubelet}) {
@@ -537,11 +545,12 @@ void AddFailoverCases(std::vector<Case>& cases) {
   }
   // The controller only asks B while A holds the volume for multi-attachable
   // volumes (inline); kubelet-managed attach asks for any.
-  cases.push_back({"failover/attach-refused-while-owner-alive-controller-inline",
-                   tags,
-                   {"F14"},
-                   AttachableOnly,
-                   [](CaseContext& c) { RefusedWhileOwnerAlive(c, Attacher::kController, false); }});
+  cases.push_back(
+      {"failover/attach-refused-while-owner-alive-controller-inline",
+       tags,
+       {"F14"},
+       AttachableOnly,
+       [](CaseContext& c) { RefusedWhileOwnerAlive(c, Attacher::kController, false); }});
   cases.push_back({"failover/attach-refused-while-owner-alive-kubelet-rwo-pv",
                    tags,
                    {"F14"},

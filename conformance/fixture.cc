@@ -204,28 +204,28 @@ class ConvoyFakeFixture : public Fixture {
     // for the file waits for the new daemon.
     std::error_code ec;
     std::filesystem::remove(sock, ec);
-    auto daemon = std::make_unique<BackgroundProcess>(
-        std::vector<std::string>{"/usr/bin/nsenter",
-                                 "--target",
-                                 std::to_string(n.holder_pid()),
-                                 "--mount",
-                                 binary_,
-                                 "daemon",
-                                 "--socket",
-                                 sock,
-                                 "--state-dir",
-                                 dir_ + "/" + n.name(),
-                                 "--drivers",
-                                 "ebs,vfs",
-                                 "--vfs-path",
-                                 dir_ + "/vfs",
-                                 "--cloud",
-                                 dir_ + "/cloud.sock",
-                                 "--instance-id",
-                                 instances_.at(n.name()),
-                                 "--host",
-                                 n.name()},
-        dir_ + "/" + n.name() + ".log");
+    auto daemon =
+        std::make_unique<BackgroundProcess>(std::vector<std::string>{"/usr/bin/nsenter",
+                                                                     "--target",
+                                                                     std::to_string(n.holder_pid()),
+                                                                     "--mount",
+                                                                     binary_,
+                                                                     "daemon",
+                                                                     "--socket",
+                                                                     sock,
+                                                                     "--state-dir",
+                                                                     dir_ + "/" + n.name(),
+                                                                     "--drivers",
+                                                                     "ebs,vfs",
+                                                                     "--vfs-path",
+                                                                     dir_ + "/vfs",
+                                                                     "--cloud",
+                                                                     dir_ + "/cloud.sock",
+                                                                     "--instance-id",
+                                                                     instances_.at(n.name()),
+                                                                     "--host",
+                                                                     n.name()},
+                                            dir_ + "/" + n.name() + ".log");
     WaitForSocket(sock, *daemon);
     daemons_[n.name()] = std::move(daemon);
   }

@@ -60,7 +60,8 @@ TEST(Failover, BundledConvoyPassesEveryFailoverCaseOnTheFake) {
   std::string reasons;
   auto verdicts = Verdicts(ReadJson(dir.Join("r.json")), &reasons);
   EXPECT_EQ(verdicts.size(), kFailoverCases.size()) << r.out;
-  for (const auto& name : kFailoverCases) EXPECT_EQ(verdicts[name], "PASS") << name << "\n" << reasons;
+  for (const auto& name : kFailoverCases)
+    EXPECT_EQ(verdicts[name], "PASS") << name << "\n" << reasons;
 }
 
 // VFS: a volume is a directory on a path every node's daemon shares (as
@@ -85,10 +86,10 @@ TEST(Failover, ConvoyVfsPassesTheFailoverCasesThatApply) {
       << "fixture: {kind: convoy-fake, convoyFake: " << BuiltBinary("fakes/convoy-fake") << "}\n";
   flexkit::testing::RunOptions options;
   options.deadline = std::chrono::seconds(300);
-  auto r = RunProcess({BuiltBinary("conformance/flexconform"), "--profile", dir.Join("profile.yaml"),
-                       "--focus", "\\[failover\\]", "--json", dir.Join("r.json"), "--run-root",
-                       dir.path()},
-                      options);
+  auto r = RunProcess(
+      {BuiltBinary("conformance/flexconform"), "--profile", dir.Join("profile.yaml"), "--focus",
+       "\\[failover\\]", "--json", dir.Join("r.json"), "--run-root", dir.path()},
+      options);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   std::string reasons;
   auto verdicts = Verdicts(ReadJson(dir.Join("r.json")), &reasons);
@@ -126,14 +127,16 @@ TEST_P(FailoverMutantTest, FailsExactlyTheExpectedCases) {
       << "nodeEnv:\n"
       << "  FLEXKIT_MUTANT: " << m.defect << "\n"
       << "  FLEXKIT_MUTANT_CLOUD: '{{case_dir}}/convoy/cloud.sock'\n"
-      << "  FLEXKIT_MUTANT_PEERS: '{{case_dir}}/convoy/node-1.sock {{case_dir}}/convoy/node-2.sock'\n"
+      << "  FLEXKIT_MUTANT_PEERS: '{{case_dir}}/convoy/node-1.sock "
+         "{{case_dir}}/convoy/node-2.sock'\n"
       << "privileges: root\n"
       << "fixture: {kind: convoy-fake, convoyFake: " << BuiltBinary("fakes/convoy-fake") << "}\n";
   flexkit::testing::RunOptions options;
   options.deadline = std::chrono::seconds(400);
-  auto r = RunProcess({BuiltBinary("conformance/flexconform"), "--profile", dir.Join("profile.yaml"),
-                       "--focus", "\\[failover\\]", "--json", dir.Join("r.json"), "--run-root", dir.path()},
-                      options);
+  auto r = RunProcess(
+      {BuiltBinary("conformance/flexconform"), "--profile", dir.Join("profile.yaml"), "--focus",
+       "\\[failover\\]", "--json", dir.Join("r.json"), "--run-root", dir.path()},
+      options);
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.out << r.err;
   std::string reasons;
   auto verdicts = Verdicts(ReadJson(dir.Join("r.json")), &reasons);
@@ -160,15 +163,15 @@ INSTANTIATE_TEST_SUITE_P(
                         "failover/crash-reschedule-kubelet-rwo-pv",
                         "failover/crash-reschedule-kubelet-inline"}},
         // Wherever a node other than the first adopts the data.
-        FailoverMutant{"reformat-on-adopt",
-                       {"failover/crash-reschedule-controller-rwo-pv",
-                        "failover/crash-reschedule-controller-inline",
-                        "failover/crash-reschedule-kubelet-rwo-pv",
-                        "failover/crash-reschedule-kubelet-inline",
-                        "failover/node-returns-before-move-controller",
-                        "failover/node-returns-before-move-kubelet",
-                        "failover/partition-daemon-unreachable-controller",
-                        "failover/partition-daemon-unreachable-kubelet"}},
+        FailoverMutant{
+            "reformat-on-adopt",
+            {"failover/crash-reschedule-controller-rwo-pv",
+             "failover/crash-reschedule-controller-inline",
+             "failover/crash-reschedule-kubelet-rwo-pv", "failover/crash-reschedule-kubelet-inline",
+             "failover/node-returns-before-move-controller",
+             "failover/node-returns-before-move-kubelet",
+             "failover/partition-daemon-unreachable-controller",
+             "failover/partition-daemon-unreachable-kubelet"}},
         // Every case tears a volume down at least once (F11: still mounted).
         FailoverMutant{"skip-clean-unmount", kFailoverCases}),
     [](const auto& mutant_info) {
