@@ -175,7 +175,7 @@ class Failover : public std::enable_shared_from_this<Failover> {
       if (r.not_supported()) {
         if (n.mounter().IsMountPoint(p.pod_dir)) n.mounter().Unmount(p.pod_dir);
       } else if (!r.ok()) {
-        c_.Fail("F10 (protocol §7.4 step 5: the returning node's unmount succeeds)",
+        c_.Fail("F10 (protocol §7.1 step 11, §7.4 step 5: kubelet's unmount succeeds)",
                 "unmount " + p.pod_dir + " on " + n.name() + ": " + Message(r));
       }
       n.mounter().RemoveDir(p.pod_dir);
@@ -186,7 +186,7 @@ class Failover : public std::enable_shared_from_this<Failover> {
         if (r.not_supported()) {
           n.mounter().Unmount(p.global_path);
         } else if (!r.ok()) {
-          c_.Fail("F10 (protocol §7.4 step 5: the returning node's unmountdevice succeeds)",
+          c_.Fail("F10 (protocol §7.1 step 12, §7.4 step 5: kubelet's unmountdevice succeeds)",
                   "unmountdevice " + p.global_path + " on " + n.name() + ": " + Message(r));
         }
         if (n.mounter().IsMountPoint(p.global_path)) {
