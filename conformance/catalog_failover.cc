@@ -66,7 +66,7 @@ class Failover : public std::enable_shared_from_this<Failover> {
     return std::make_shared<Failover>(c, attacher, rwo_pv);
   }
   Failover(CaseContext& c, Attacher attacher, bool rwo_pv)
-      : c_(c), attacher_(attacher), a_(c.node(0)), b_(c.node(1)) {
+      : c_(c), attacher_(attacher), a_(c.node(0)), b_(SecondNode(c)) {
     if (!c.fixture().HasNodeBackends()) {
       c.Skip(
           "profile: the fixture has no per-node backend to crash, restart or partition "
@@ -306,6 +306,14 @@ class Failover : public std::enable_shared_from_this<Failover> {
   std::string Json() const { return c_.Json(spec_); }
 
  private:
+  static sim::Node& SecondNode(CaseContext& c) {
+    if (c.node_count() < 2) {
+      c.Skip("profile: a failover needs two nodes (nodes: 2); the profile has " +
+             std::to_string(c.node_count()));
+    }
+    return c.node(1);
+  }
+
   static std::string Hex(std::uint64_t v) {
     char buf[17];
     std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
