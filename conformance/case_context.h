@@ -67,6 +67,7 @@ class CaseContext {
   sim::Node& node(std::size_t i = 0);
   std::size_t node_count() const { return nodes_.size(); }
   Tracker& tracker() { return tracker_; }
+  Fixture& fixture() { return fixture_; }
   sim::Transcript& transcript() { return transcript_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
   std::chrono::milliseconds driver_time() const;

@@ -46,6 +46,7 @@ std::vector<Case> Catalog() {
   AddRobustnessCases(cases);
   AddInstallCases(cases);
   AddDriftCases(cases);
+  AddFailoverCases(cases);
   return cases;
 }
 

@@ -41,6 +41,7 @@ void AddSecretsCases(std::vector<Case>& cases);
 void AddRobustnessCases(std::vector<Case>& cases);
 void AddInstallCases(std::vector<Case>& cases);
 void AddDriftCases(std::vector<Case>& cases);
+void AddFailoverCases(std::vector<Case>& cases);
 
 // Writes a file through the pod directory and reads it back (the volume
 // is usable); FAIL otherwise.

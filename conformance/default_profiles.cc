@@ -57,6 +57,7 @@ DriverProfile BundledConvoyProfile(const std::string& flexconform_dir) {
   p.fs_types = {"ext4", "xfs"};
   p.install = {"{{driver}}", "install", "--plugin-dir", "{{plugin_dir}}"};
   p.fixture.kind = "convoy-fake";
+  p.nodes = 2;  // [failover] moves a volume from one node to another
   return p;
 }
 

@@ -88,32 +88,10 @@ class ConvoyFakeFixture : public Fixture {
       if (instance.empty())
         throw std::runtime_error("convoy-fake cloud: no InstanceId for " + n->name() + ": " +
                                  reply.dump());
-      const std::string sock = dir_ + "/" + n->name() + ".sock";
-      daemons_.push_back(std::make_unique<BackgroundProcess>(
-          std::vector<std::string>{"/usr/bin/nsenter",
-                                   "--target",
-                                   std::to_string(n->holder_pid()),
-                                   "--mount",
-                                   binary_,
-                                   "daemon",
-                                   "--socket",
-                                   sock,
-                                   "--state-dir",
-                                   dir_ + "/" + n->name(),
-                                   "--drivers",
-                                   "ebs,vfs",
-                                   "--vfs-path",
-                                   dir_ + "/vfs",
-                                   "--cloud",
-                                   dir_ + "/cloud.sock",
-                                   "--instance-id",
-                                   instance,
-                                   "--host",
-                                   n->name()},
-          dir_ + "/" + n->name() + ".log"));
-      WaitForSocket(sock, *daemons_.back());
+      instances_[n->name()] = instance;
+      StartDaemon(*n);
       std::ofstream(dir_ + "/" + n->name() + ".json") << nlohmann::json{
-          {"socket", sock},
+          {"socket", Socket(*n)},
           {"socketTemplate", dir_ + "/{node}.sock"},
           {"mode", spec_.mode},
           {"timeouts", {{"connect", "2s"}, {"request", "20s"}, {"waitforattach", "10s"}}},
@@ -122,9 +100,58 @@ class ConvoyFakeFixture : public Fixture {
     }
   }
 
+  bool HasNodeBackends() const override { return true; }
+
+  void NodeCrashed(sim::Node& n) override {
+    // The crash killed the daemon; reap it, then the instance stops as a
+    // dead host's does (its attachments stay, as on EC2).
+    if (auto it = daemons_.find(n.name()); it != daemons_.end()) {
+      it->second->Stop();
+      daemons_.erase(it);
+    }
+    Admin("POST", "/admin/instances/" + instances_.at(n.name()) + "/stop", "");
+  }
+
+  void NodeRestarted(sim::Node& n) override {
+    Admin("POST", "/admin/instances/" + instances_.at(n.name()) + "/start", "");
+    StartDaemon(n);
+  }
+
+  void SetBackendReachable(sim::Node& n, bool reachable) override {
+    auto it = daemons_.find(n.name());
+    if (!reachable && it != daemons_.end()) {
+      // A stopped daemon removes its socket: the driver's connect fails at
+      // once, as with a daemon behind a partition that refuses connections.
+      it->second->Stop();
+      daemons_.erase(it);
+    } else if (reachable && it == daemons_.end()) {
+      StartDaemon(n);
+    }
+  }
+
+  std::optional<std::map<std::string, std::vector<std::string>>> Attachments() override {
+    auto state = Admin("GET", "/admin/state", "");
+    std::map<std::string, std::string> host_of;
+    for (const auto& i : state["Instances"])
+      host_of[i.value("InstanceId", "")] = i.value("Host", "");
+    std::map<std::string, std::vector<std::string>> attached;
+    for (const auto& v : state["Volumes"]) {
+      auto& hosts = attached[v.value("VolumeId", "")];
+      for (const auto& a : v["Attachments"]) hosts.push_back(host_of[a.value("InstanceId", "")]);
+    }
+    return attached;
+  }
+
+  std::vector<std::string> DoubleAttachments() override {
+    std::vector<std::string> found;
+    for (const auto& v : Admin("GET", "/admin/violations", "")["Violations"])
+      found.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+    return found;
+  }
+
   std::vector<std::string> Stop() override {
     std::vector<std::string> problems;
-    for (auto& d : daemons_) d->Stop();
+    for (auto& [node, d] : daemons_) d->Stop();
     daemons_.clear();
     if (!cloud_) return problems;
     try {
@@ -150,7 +177,7 @@ class ConvoyFakeFixture : public Fixture {
   std::vector<pid_t> Pids() const override {
     std::vector<pid_t> pids;
     if (cloud_) pids.push_back(cloud_->pid());
-    for (const auto& d : daemons_) pids.push_back(d->pid());
+    for (const auto& [node, d] : daemons_) pids.push_back(d->pid());
     return pids;
   }
 
@@ -165,6 +192,42 @@ class ConvoyFakeFixture : public Fixture {
         throw std::runtime_error("convoy-fake: no socket " + path + " after 10 s");
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+  }
+
+  std::string Socket(const sim::Node& n) const { return dir_ + "/" + n.name() + ".sock"; }
+
+  // The node's daemon, inside its namespace (nsenter on the holder), over
+  // the node's state dir, so a restart finds the records it had.
+  void StartDaemon(sim::Node& n) {
+    const std::string sock = Socket(n);
+    // A killed daemon leaves its socket file: gone first, so that waiting
+    // for the file waits for the new daemon.
+    std::error_code ec;
+    std::filesystem::remove(sock, ec);
+    auto daemon =
+        std::make_unique<BackgroundProcess>(std::vector<std::string>{"/usr/bin/nsenter",
+                                                                     "--target",
+                                                                     std::to_string(n.holder_pid()),
+                                                                     "--mount",
+                                                                     binary_,
+                                                                     "daemon",
+                                                                     "--socket",
+                                                                     sock,
+                                                                     "--state-dir",
+                                                                     dir_ + "/" + n.name(),
+                                                                     "--drivers",
+                                                                     "ebs,vfs",
+                                                                     "--vfs-path",
+                                                                     dir_ + "/vfs",
+                                                                     "--cloud",
+                                                                     dir_ + "/cloud.sock",
+                                                                     "--instance-id",
+                                                                     instances_.at(n.name()),
+                                                                     "--host",
+                                                                     n.name()},
+                                            dir_ + "/" + n.name() + ".log");
+    WaitForSocket(sock, *daemon);
+    daemons_[n.name()] = std::move(daemon);
   }
 
   nlohmann::json Admin(const std::string& method, const std::string& path,
@@ -194,7 +257,8 @@ class ConvoyFakeFixture : public Fixture {
   std::string binary_;
   std::string dir_;
   std::unique_ptr<BackgroundProcess> cloud_;
-  std::vector<std::unique_ptr<BackgroundProcess>> daemons_;
+  std::map<std::string, std::unique_ptr<BackgroundProcess>> daemons_;  // by node
+  std::map<std::string, std::string> instances_;                       // node -> instance id
 };
 
 }  // namespace

@@ -309,7 +309,17 @@ DriverStatus ConvoyDriver::Detach(const std::string& volume_name, const std::str
     auto client = ClientForNode(node);
     // Only this node's daemon is asked, and it only drops its own
     // attachment: a volume that failed over elsewhere is left alone.
-    if (client->Inspect(name)) client->Delete(name, /*reference_only=*/true);
+    auto info = client->Inspect(name);
+    if (info && info->driver == "vfs" && !info->mount_point.empty()) {
+      // A vfs volume is one directory shared by every node, and its
+      // MountPoint lives in the shared metadata: after a failover it names
+      // the new node's mount, and Convoy refuses to drop even a reference
+      // to a mounted volume. Keeping the reference holds nothing here.
+      names_.Erase({NodeKey(node), volume_name});
+      return Succeed("vfs volume " + name + " is mounted at " + info->mount_point +
+                     "; its reference on " + node + " stays");
+    }
+    if (info) client->Delete(name, /*reference_only=*/true);
     names_.Erase({NodeKey(node), volume_name});
     return Succeed();
   });

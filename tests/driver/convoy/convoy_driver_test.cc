@@ -425,6 +425,14 @@ TEST_F(ConvoyDriverTest, DetachDropsTheReferenceOnTheNodesDaemon) {
   EXPECT_TRUE(Driver().Detach("pv-1", "node-a").IsSuccess());
 }
 
+TEST_F(ConvoyDriverTest, DetachOfAVfsVolumeMountedElsewhereKeepsTheReference) {
+  // After a failover the shared vfs metadata names the new node's mount.
+  auto& a = clients.At(kNodeA);
+  EXPECT_CALL(a, Inspect("pv-1")).WillOnce(Return(Vfs("pv-1", "/vfs/pv-1", "/b/global/pv-1")));
+  EXPECT_CALL(a, Delete(_, _)).Times(0);
+  EXPECT_TRUE(Driver().Detach("pv-1", "node-a").IsSuccess());
+}
+
 TEST_F(ConvoyDriverTest, DetachOfANeverAttachedVolumeSucceeds) {
   auto& a = clients.At(kNodeA);
   EXPECT_CALL(a, Inspect("pv-1")).WillOnce(Return(std::nullopt));
