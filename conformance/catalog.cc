@@ -34,7 +34,7 @@ void TearDownAll(CaseContext& c) {
   if (!errors.empty()) c.Fail("protocol §7: teardown succeeds", errors.front());
 }
 
-std::vector<Case> Catalog() {
+std::vector<Case> Catalog(const CatalogOptions& options) {
   std::vector<Case> cases;
   AddProtocolCases(cases);
   AddLifecycleCases(cases);
@@ -45,6 +45,7 @@ std::vector<Case> Catalog() {
   AddSecretsCases(cases);
   AddRobustnessCases(cases);
   AddInstallCases(cases);
+  AddSequenceCases(cases, options.sequence);
   return cases;
 }
 
