@@ -99,7 +99,8 @@ class SequenceRun {
     }
     for (auto& node : nodes_) {
       for (const auto& dir : node.pod_dirs) {
-        c.tracker().Push("sequence: unmount " + dir, [this, &node, dir] { TearDownPod(node, dir); });
+        c.tracker().Push("sequence: unmount " + dir,
+                         [this, &node, dir] { TearDownPod(node, dir); });
       }
     }
   }
@@ -204,7 +205,8 @@ class SequenceRun {
         if (r.ok() && e.check_attached) {
           const bool attached = r.verdict.status && r.verdict.status->attached;
           if (attached != e.attached) {
-            return Divergence{0, e.rule, std::string("attached: ") + (e.attached ? "true" : "false"),
+            return Divergence{0, e.rule,
+                              std::string("attached: ") + (e.attached ? "true" : "false"),
                               std::string("attached: ") + (attached ? "true" : "false")};
           }
         }
@@ -331,6 +333,7 @@ class SequenceRun {
     if (!n.mounter().PathExists(dir)) return;
     auto r = c_.Call(n, c_.argv().Unmount(dir));
     std::string problem;
+    if (r.not_supported() && n.mounter().IsMountPoint(dir)) KubeletUnmount(n, dir);
     if (!r.ok() && !r.not_supported()) problem = "unmount " + dir + ": " + r.verdict.error;
     CleanUp(n, dir, problem);
   }
@@ -341,6 +344,9 @@ class SequenceRun {
     std::string problem;
     if (n.mounter().IsMountPoint(v.global_path)) {
       auto r = c_.Call(n, c_.argv().UnmountDevice(v.global_path));
+      if (r.not_supported() && n.mounter().IsMountPoint(v.global_path)) {
+        KubeletUnmount(n, v.global_path);
+      }
       if (!r.ok() && !r.not_supported()) {
         problem = "unmountdevice " + v.global_path + ": " + r.verdict.error;
       }
@@ -407,8 +413,8 @@ std::optional<Divergence> RunFresh(CaseContext& c, const VolumeModel& m, const S
   std::ostringstream why;
   why << origin << " diverged from the model";
   if (shrunk.confirmed) {
-    why << "; shrunk from " << failing.size() << " to " << s.size() << " step(s) in "
-        << shrunk.runs << " run(s)";
+    why << "; shrunk from " << failing.size() << " to " << s.size() << " step(s) in " << shrunk.runs
+        << " run(s)";
   } else {
     why << "; the shrunk sequence did not fail again (flaky?), shown unshrunk";
   }
@@ -423,19 +429,18 @@ void Exhaustive(CaseContext& c, const SequenceOptions& options) {
   const auto enumeration = model::Enumerate(m, options.depth);
   for (std::size_t i = 0; i < enumeration.sequences.size(); ++i) {
     const auto& s = enumeration.sequences[i];
-    const std::string label = "sequence " + std::to_string(i + 1) + " of " +
-                              std::to_string(enumeration.sequences.size());
+    const std::string label =
+        "sequence " + std::to_string(i + 1) + " of " + std::to_string(enumeration.sequences.size());
     if (auto d = RunFresh(c, m, s, label)) {
-      ShrinkAndFail(c, m, s, *d, label + " (depth " + std::to_string(options.depth) + ")",
-                    "flexconform --focus sequence/exhaustive --depth " +
-                        std::to_string(options.depth));
+      ShrinkAndFail(
+          c, m, s, *d, label + " (depth " + std::to_string(options.depth) + ")",
+          "flexconform --focus sequence/exhaustive --depth " + std::to_string(options.depth));
     }
   }
-  c.transcript().AddEvent("sequence/exhaustive",
-                          {{"depth", options.depth},
-                           {"states", enumeration.states},
-                           {"sequences", enumeration.sequences.size()},
-                           {"steps", enumeration.steps}});
+  c.transcript().AddEvent("sequence/exhaustive", {{"depth", options.depth},
+                                                  {"states", enumeration.states},
+                                                  {"sequences", enumeration.sequences.size()},
+                                                  {"steps", enumeration.steps}});
 }
 
 void Random(CaseContext& c, const SequenceOptions& options) {
@@ -447,24 +452,28 @@ void Random(CaseContext& c, const SequenceOptions& options) {
                               std::to_string(options.random_walks) + " (seed " +
                               std::to_string(seed) + ")";
     if (auto d = RunFresh(c, m, walk, label)) {
-      ShrinkAndFail(c, m, walk, *d, label,
-                    "flexconform --focus sequence/random --random 1 --seed " +
-                        std::to_string(seed));
+      ShrinkAndFail(
+          c, m, walk, *d, label,
+          "flexconform --focus sequence/random --random 1 --seed " + std::to_string(seed));
     }
   }
-  c.transcript().AddEvent("sequence/random", {{"walks", options.random_walks},
-                                              {"length", options.walk_length},
-                                              {"seed", options.seed}});
+  c.transcript().AddEvent(
+      "sequence/random",
+      {{"walks", options.random_walks}, {"length", options.walk_length}, {"seed", options.seed}});
 }
 
 }  // namespace
 
 void AddSequenceCases(std::vector<Case>& cases, const SequenceOptions& options) {
   const std::vector<std::string> modes = {"F9", "F10", "F11", "F12", "F18"};
-  cases.push_back({"sequence/exhaustive", {"sequence", "root"}, modes, Always,
-                   [options](CaseContext& c) { Exhaustive(c, options); }});
-  cases.push_back({"sequence/random", {"sequence", "root"}, modes, Always,
-                   [options](CaseContext& c) { Random(c, options); }});
+  cases.push_back(
+      {"sequence/exhaustive", {"sequence", "root"}, modes, Always, [options](CaseContext& c) {
+         Exhaustive(c, options);
+       }});
+  cases.push_back(
+      {"sequence/random", {"sequence", "root"}, modes, Always, [options](CaseContext& c) {
+         Random(c, options);
+       }});
 }
 
 }  // namespace flexkit::conform

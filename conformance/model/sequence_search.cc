@@ -23,8 +23,8 @@ Enumeration Enumerate(const VolumeModel& model, int depth) {
       path.push_back(action);
       State next = model.Next(node.state, action);
       const bool fresh = seen.insert(next).second;
-      const bool extend = fresh && static_cast<int>(path.size()) < depth &&
-                          !model.EnabledActions(next).empty();
+      const bool extend =
+          fresh && static_cast<int>(path.size()) < depth && !model.EnabledActions(next).empty();
       if (extend) {
         frontier.push_back(Node{std::move(next), std::move(path)});
       } else {

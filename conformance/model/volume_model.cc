@@ -6,23 +6,34 @@ namespace flexkit::conform::model {
 
 const char* VerbName(Verb verb) {
   switch (verb) {
-    case Verb::kAttach: return "attach";
-    case Verb::kWaitForAttach: return "waitforattach";
-    case Verb::kIsAttached: return "isattached";
-    case Verb::kMountDevice: return "mountdevice";
-    case Verb::kMount: return "mount";
-    case Verb::kUnmount: return "unmount";
-    case Verb::kUnmountDevice: return "unmountdevice";
-    case Verb::kDetach: return "detach";
+    case Verb::kAttach:
+      return "attach";
+    case Verb::kWaitForAttach:
+      return "waitforattach";
+    case Verb::kIsAttached:
+      return "isattached";
+    case Verb::kMountDevice:
+      return "mountdevice";
+    case Verb::kMount:
+      return "mount";
+    case Verb::kUnmount:
+      return "unmount";
+    case Verb::kUnmountDevice:
+      return "unmountdevice";
+    case Verb::kDetach:
+      return "detach";
   }
   return "?";
 }
 
 const char* OutcomeName(Outcome outcome) {
   switch (outcome) {
-    case Outcome::kSuccess: return "Success";
-    case Outcome::kFailure: return "Failure";
-    case Outcome::kNotSupported: return "Not supported";
+    case Outcome::kSuccess:
+      return "Success";
+    case Outcome::kFailure:
+      return "Failure";
+    case Outcome::kNotSupported:
+      return "Not supported";
   }
   return "?";
 }
@@ -30,7 +41,8 @@ const char* OutcomeName(Outcome outcome) {
 bool PodReadOnly(int pod) { return pod % 2 == 1; }
 
 std::string ActionName(const Action& action) {
-  std::string name = std::string(VerbName(action.verb)) + "(node-" + std::to_string(action.node + 1);
+  std::string name =
+      std::string(VerbName(action.verb)) + "(node-" + std::to_string(action.node + 1);
   if (action.pod >= 0) {
     name += ",pod-" + std::to_string(action.pod + 1) + (PodReadOnly(action.pod) ? ":ro" : ":rw");
   }
@@ -177,9 +189,8 @@ Expectation VolumeModel::Expect(const State& state, const Action& action) const 
       break;
     case Verb::kUnmountDevice:
       e.allowed.insert(Outcome::kNotSupported);  // §3.4: kubelet unmounts
-      e.rule = here.device_mounted
-                   ? "F11 (protocol §5.9: unmountdevice unmounts)"
-                   : "F10 (protocol §7.5: unmountdevice is \"ensure unmounted\")";
+      e.rule = here.device_mounted ? "F11 (protocol §5.9: unmountdevice unmounts)"
+                                   : "F10 (protocol §7.5: unmountdevice is \"ensure unmounted\")";
       break;
     case Verb::kDetach:
       e.allowed.insert(Outcome::kNotSupported);  // §3.4: default detach is a no-op
@@ -195,14 +206,27 @@ State VolumeModel::Next(const State& state, const Action& action) const {
   NodeState& here = next.nodes[static_cast<std::size_t>(action.node)];
   const std::uint32_t pod_bit = action.pod >= 0 ? 1u << action.pod : 0u;
   switch (action.verb) {
-    case Verb::kAttach: here.attached = true; break;
+    case Verb::kAttach:
+      here.attached = true;
+      break;
     case Verb::kWaitForAttach:
-    case Verb::kIsAttached: break;
-    case Verb::kMountDevice: here.device_mounted = true; break;
-    case Verb::kMount: here.pods_mounted |= pod_bit; break;
-    case Verb::kUnmount: here.pods_mounted &= ~pod_bit; break;
-    case Verb::kUnmountDevice: here.device_mounted = false; break;
-    case Verb::kDetach: here.attached = false; break;
+    case Verb::kIsAttached:
+      break;
+    case Verb::kMountDevice:
+      here.device_mounted = true;
+      break;
+    case Verb::kMount:
+      here.pods_mounted |= pod_bit;
+      break;
+    case Verb::kUnmount:
+      here.pods_mounted &= ~pod_bit;
+      break;
+    case Verb::kUnmountDevice:
+      here.device_mounted = false;
+      break;
+    case Verb::kDetach:
+      here.attached = false;
+      break;
   }
   return next;
 }
