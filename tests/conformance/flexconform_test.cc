@@ -102,9 +102,10 @@ void ExpectSequencesPass(const std::vector<std::string>& driver_args, int exhaus
   options.deadline = std::chrono::seconds(240);
   std::vector<std::string> argv = {Flexconform()};
   argv.insert(argv.end(), driver_args.begin(), driver_args.end());
-  for (const char* a : {"--focus", "^sequence/", "--seed", "5", "--random", "4"}) argv.push_back(a);
-  for (const std::string a : {"--json", dir.Join("r.json"), "--run-root", dir.path()})
-    argv.push_back(a);
+  const std::vector<std::string> flags = {"--focus",    "^sequence/", "--seed", "5",
+                                          "--random",   "4",          "--json", dir.Join("r.json"),
+                                          "--run-root", dir.path()};
+  argv.insert(argv.end(), flags.begin(), flags.end());
   auto r = RunProcess(argv, options);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("sequence seed 5 (--seed 5 replays it)"), std::string::npos) << r.out;
