@@ -1,16 +1,18 @@
 #!/bin/sh
 # A correct attachable FlexVolume driver for the [sequence] mutants: attach
-# records the attachment in a state file (${FLEXKIT_MUTANT_STATE:-/tmp/
-# flexkit-mutant-attach}/<node>/<volume>), mountdevice mounts a tmpfs at the
+# records the attachment in a state file ($FLEXKIT_MUTANT_STATE/<node>/
+# <volume>; profile-attach.yaml puts it in the case dir, so parallel runs
+# never share it), mountdevice mounts a tmpfs at the
 # global path, mount bind-mounts it into the pod dir (read-only when asked).
 # Like mutant-driver.sh, the name it runs under picks at most one defect
 # (`mutant~attach-DEFECT/attach-DEFECT`, symlinks to this file);
 # `attach-none` is the control. Needs jq.
 defect=$(basename "$0")
-state=${FLEXKIT_MUTANT_STATE:-/tmp/flexkit-mutant-attach}
+state=${FLEXKIT_MUTANT_STATE:-}
 
 ok() { printf '{"status":"Success"}\n'; exit 0; }
 fail() { printf '{"status":"Failure","message":"%s"}\n' "$1"; exit 1; }
+need_state() { [ -n "$state" ] || fail "FLEXKIT_MUTANT_STATE (the attachment state dir) is not set"; }
 opt() { printf '%s' "$2" | jq -r --arg k "$1" '.[$k] // empty'; }
 # The global (device) mount path of a pod dir's volume (protocol §6).
 global_of() {
@@ -22,9 +24,10 @@ global_of() {
 case "$1" in
   init) printf '{"status":"Success","capabilities":{"attach":true}}\n'; exit 0 ;;
   attach)
+    need_state
     vol=$(opt kubernetes.io/pvOrVolumeName "$2")
     [ -n "$vol" ] && [ -n "$3" ] || fail "attach needs a volume name and a node"
-    mkdir -p "$state/$3" && : >"$state/$3/$vol" || fail "record the attachment of $vol"
+    { mkdir -p "$state/$3" && : >"$state/$3/$vol"; } 2>/dev/null || fail "record the attachment of $vol"
     device="flexkit-mutant:$vol"
     # A repeated attach answers a device of its own (kubelet expects the same one).
     [ "$defect" = attach-new-device ] && device="$device:$(date +%s%N)"
@@ -32,10 +35,12 @@ case "$1" in
   waitforattach)
     printf '{"status":"Success","device":"%s"}\n' "$2"; exit 0 ;;
   isattached)
+    need_state
     vol=$(opt kubernetes.io/pvOrVolumeName "$2")
     if [ -e "$state/$3/$vol" ]; then attached=true; else attached=false; fi
     printf '{"status":"Success","attached":%s}\n' "$attached"; exit 0 ;;
   detach)
+    need_state
     rm -f "$state/$3/$2"
     rmdir "$state/$3" "$state" 2>/dev/null
     ok ;;
@@ -59,6 +64,7 @@ case "$1" in
     dir=$2
     if mountpoint -q "$dir"; then umount "$dir" >/dev/null 2>&1 || fail "umount $dir"; ok; fi
     if [ "$defect" = attach-unmount-needs-device ]; then
+      need_state
       # Looks up the device through the global mount even when there is
       # nothing to unmount: fails while the volume is attached but its
       # device is no longer mounted (e.g. a repeated unmount after unmountdevice).
