@@ -23,10 +23,10 @@ struct Case {
 
 // flexconform's --depth, --random and --seed: what the [sequence] cases run.
 struct SequenceOptions {
-  int depth = 4;             // sequence/exhaustive: every sequence up to this many steps
-  int random_walks = 10;     // sequence/random: this many walks...
-  int walk_length = 12;      // ...of this many steps
-  std::uint64_t seed = 1;    // walk i uses seed + i
+  int depth = 4;           // sequence/exhaustive: every sequence up to this many steps
+  int random_walks = 10;   // sequence/random: this many walks...
+  int walk_length = 12;    // ...of this many steps
+  std::uint64_t seed = 1;  // walk i uses seed + i
 };
 struct CatalogOptions {
   SequenceOptions sequence;

@@ -86,7 +86,8 @@ int main(int argc, char** argv) {
   app.add_option("--random", catalog_options.sequence.random_walks,
                  "sequence/random: how many random walks (default 10)")
       ->check(CLI::Range(0, 100000));
-  app.add_option("--seed", seed, "sequence/random: seed of the first walk (default: derived, printed)");
+  app.add_option("--seed", seed,
+                 "sequence/random: seed of the first walk (default: derived, printed)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -158,8 +159,8 @@ int main(int argc, char** argv) {
               << selected.size() << " cases, fixture " << profile.fixture.kind << "\n";
     for (const auto* c : selected) {
       if (c->name == "sequence/random") {
-        std::cout << "flexconform: sequence seed " << catalog_options.sequence.seed
-                  << " (--seed " << catalog_options.sequence.seed << " replays it)\n";
+        std::cout << "flexconform: sequence seed " << catalog_options.sequence.seed << " (--seed "
+                  << catalog_options.sequence.seed << " replays it)\n";
       }
     }
     auto summary = RunCases(profile, selected, settings);
