@@ -34,7 +34,7 @@ void TearDownAll(CaseContext& c) {
   if (!errors.empty()) c.Fail("protocol §7: teardown succeeds", errors.front());
 }
 
-std::vector<Case> Catalog() {
+std::vector<Case> Catalog(const CatalogOptions& options) {
   std::vector<Case> cases;
   AddProtocolCases(cases);
   AddLifecycleCases(cases);
@@ -47,6 +47,7 @@ std::vector<Case> Catalog() {
   AddInstallCases(cases);
   AddDriftCases(cases);
   AddFailoverCases(cases);
+  AddSequenceCases(cases, options.sequence);
   return cases;
 }
 

@@ -3,6 +3,7 @@
 // simulator (csi-sanity style: one file per group, catalog_<group>.cc).
 // `applies` decides SKIP before anything starts; a case may still SKIP
 // from inside (CaseContext::Skip) once it knows more.
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,7 +21,18 @@ struct Case {
   std::function<void(CaseContext&)> run;
 };
 
-std::vector<Case> Catalog();
+// flexconform's --depth, --random and --seed: what the [sequence] cases run.
+struct SequenceOptions {
+  int depth = 4;           // sequence/exhaustive: every sequence up to this many steps
+  int random_walks = 10;   // sequence/random: this many walks...
+  int walk_length = 12;    // ...of this many steps
+  std::uint64_t seed = 1;  // walk i uses seed + i
+};
+struct CatalogOptions {
+  SequenceOptions sequence;
+};
+
+std::vector<Case> Catalog(const CatalogOptions& options = {});
 
 // Each F1-F30 with the cases covering it, or why none does.
 struct Coverage {
@@ -42,6 +54,7 @@ void AddRobustnessCases(std::vector<Case>& cases);
 void AddInstallCases(std::vector<Case>& cases);
 void AddDriftCases(std::vector<Case>& cases);
 void AddFailoverCases(std::vector<Case>& cases);
+void AddSequenceCases(std::vector<Case>& cases, const SequenceOptions& options);
 
 // Writes a file through the pod directory and reads it back (the volume
 // is usable); FAIL otherwise.

@@ -6,8 +6,11 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "conformance/catalog.h"
@@ -75,6 +78,16 @@ int main(int argc, char** argv) {
   app.add_option("--junit", junit, "write a JUnit XML report");
   app.add_option("--json", json, "write a JSON report (verdicts, durations, transcripts)");
   app.add_option("--run-root", run_root, "where run directories go (default /tmp)");
+  CatalogOptions catalog_options;
+  std::optional<std::uint64_t> seed;
+  app.add_option("--depth", catalog_options.sequence.depth,
+                 "sequence/exhaustive: every verb sequence up to this many steps (default 4)")
+      ->check(CLI::Range(1, 8));
+  app.add_option("--random", catalog_options.sequence.random_walks,
+                 "sequence/random: how many random walks (default 10)")
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--seed", seed,
+                 "sequence/random: seed of the first walk (default: derived, printed)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -85,7 +98,12 @@ int main(int argc, char** argv) {
   try {
     ShardFromEnvironment(selection);
     if (!shard.empty()) ParseShard(shard, selection);
-    const auto catalog = Catalog();
+    // The seed is printed whenever it is not given, so any run can be replayed.
+    catalog_options.sequence.seed =
+        seed ? *seed
+             : static_cast<std::uint64_t>(
+                   std::chrono::system_clock::now().time_since_epoch().count() % 1000000007);
+    const auto catalog = Catalog(catalog_options);
     if (coverage) {
       for (const auto& row : CoverageTable())
         std::cout << row.failure_mode << "  " << row.title << ": " << row.note << "\n";
@@ -139,6 +157,12 @@ int main(int argc, char** argv) {
     };
     std::cout << "flexconform: " << profile.driver << " (" << profile.driver_name << "), "
               << selected.size() << " cases, fixture " << profile.fixture.kind << "\n";
+    for (const auto* c : selected) {
+      if (c->name == "sequence/random") {
+        std::cout << "flexconform: sequence seed " << catalog_options.sequence.seed << " (--seed "
+                  << catalog_options.sequence.seed << " replays it)\n";
+      }
+    }
     auto summary = RunCases(profile, selected, settings);
     console.Summary(summary);
     if (keep) std::cout << "run directory kept: " << summary.run_dir << "\n";

@@ -61,6 +61,12 @@ void Transcript::AddCall(const CallRecord& record) {
   entries_.push_back(std::move(j));
 }
 
+void Transcript::Clear() {
+  std::lock_guard lock(mutex_);
+  calls_.clear();
+  entries_ = nlohmann::ordered_json::array();
+}
+
 void Transcript::AddEvent(const std::string& what, nlohmann::ordered_json details) {
   std::lock_guard lock(mutex_);
   nlohmann::ordered_json j = {{"type", "event"}, {"event", what}};

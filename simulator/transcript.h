@@ -38,6 +38,9 @@ class Transcript {
   nlohmann::ordered_json ToJson() const;
   void WriteTo(const std::string& path) const;  // throws naming the path
   std::vector<CallRecord> Calls() const;
+  // Forgets every call and event so far (a run of many independent
+  // sequences keeps only the one it reports).
+  void Clear();
   // Called (under the lock) for every call added: the live log.
   void SetCallObserver(std::function<void(const CallRecord&)> observer);
 

@@ -74,6 +74,66 @@ TEST(Flexconform, TmpfsPassesEveryApplicableCase) {
   EXPECT_GE(passed, 15);
 }
 
+TEST(Flexconform, SequenceFlagsAreCheckedAndTheCasesListed) {
+  auto r = RunProcess({Flexconform(), "--list", "--focus", "\\[sequence\\]"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("sequence/exhaustive [sequence][root]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sequence/random [sequence][root]"), std::string::npos) << r.out;
+  EXPECT_EQ(RunProcess({Flexconform(), "--depth", "0", "--list"}).exit_code, 2);
+  EXPECT_EQ(RunProcess({Flexconform(), "--seed", "abc", "--list"}).exit_code, 2);
+  EXPECT_EQ(RunProcess({Flexconform(), "--random", "-1", "--list"}).exit_code, 2);
+}
+
+// The [sequence] cases on a known-good driver: both PASS, the seed is
+// printed for replay, and the exhaustive case ran the enumeration's count.
+nlohmann::json SequenceEvent(const nlohmann::json& doc, const std::string& name) {
+  for (const auto& c : doc["cases"]) {
+    if (c["name"] != name) continue;
+    for (const auto& e : c["transcript"]) {
+      if (e.value("event", "") == name) return e["details"];
+    }
+  }
+  return nullptr;
+}
+
+void ExpectSequencesPass(const std::vector<std::string>& driver_args, int exhaustive_sequences) {
+  flexkit::testing::TempDir dir;
+  flexkit::testing::RunOptions options;
+  options.deadline = std::chrono::seconds(240);
+  std::vector<std::string> argv = {Flexconform()};
+  argv.insert(argv.end(), driver_args.begin(), driver_args.end());
+  const std::vector<std::string> flags = {"--focus",    "^sequence/", "--seed", "5",
+                                          "--random",   "4",          "--json", dir.Join("r.json"),
+                                          "--run-root", dir.path()};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  auto r = RunProcess(argv, options);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("sequence seed 5 (--seed 5 replays it)"), std::string::npos) << r.out;
+  auto doc = ReadJson(dir.Join("r.json"));
+  ASSERT_EQ(doc["cases"].size(), 2u);
+  for (const auto& c : doc["cases"]) EXPECT_EQ(c["verdict"], "PASS") << c["name"] << c["reason"];
+  auto exhaustive = SequenceEvent(doc, "sequence/exhaustive");
+  ASSERT_TRUE(exhaustive.is_object()) << doc.dump();
+  EXPECT_EQ(exhaustive["depth"], 4);
+  EXPECT_EQ(exhaustive["sequences"], exhaustive_sequences);
+  auto random = SequenceEvent(doc, "sequence/random");
+  ASSERT_TRUE(random.is_object()) << doc.dump();
+  EXPECT_EQ(random["walks"], 4);
+  EXPECT_EQ(random["seed"], 5);
+}
+
+TEST(Flexconform, TmpfsPassesEverySequence) {
+  FLEXKIT_REQUIRE_ROOT();
+  // mount-only, one node, two pods: 4 states, 13 sequences at depth 4.
+  ExpectSequencesPass({"--driver", BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs")}, 13);
+}
+
+TEST(Flexconform, BundledConvoyPassesEverySequenceOnTheFake) {
+  FLEXKIT_REQUIRE_ROOT();
+  // attachable, one node, two pods: 6 states, 35 sequences at depth 4.
+  ExpectSequencesPass({}, 35);
+}
+
 TEST(Flexconform, SweepsTheRunDirOfAKilledRun) {
   FLEXKIT_REQUIRE_ROOT();
   flexkit::testing::TempDir dir;

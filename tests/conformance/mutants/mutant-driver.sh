@@ -61,7 +61,11 @@ case "$1" in
       fi
       [ "$defect" = secret-echoed ] && message="using secret $decoded"
     done
-    if [ "$defect" != mount-not-idempotent ] && is_mounted "$dir"; then ok; fi
+    if [ "$defect" != mount-not-idempotent ] && is_mounted "$dir"; then
+      # "ensure mounted" that also "fixes" the options: a read-only mount turns read-write.
+      [ "$defect" = ro-lost-on-remount ] && mount -o remount,rw "$dir" >/dev/null 2>&1
+      ok
+    fi
     flags=size=16m
     if [ "$(opt kubernetes.io/readwrite "$json")" = ro ] && [ "$defect" != ro-ignored ]; then flags="$flags,ro"; fi
     group=$(opt kubernetes.io/fsGroup "$json")
@@ -88,6 +92,12 @@ case "$1" in
     if is_mounted "$dir"; then
       [ "$defect" = unmount-leaves-mount ] && ok
       umount "$dir" >/dev/null 2>&1 || fail "umount $dir failed"
+    fi
+    if [ "$defect" = unmount-all-pods ]; then
+      # State kept per volume name, not per dir: every pod's mount of it goes.
+      name=$(basename "$dir")
+      awk -v n="/$name" '$1 == "flexkit-mutant" && substr($2, length($2) - length(n) + 1) == n { print $2 }' \
+        /proc/self/mounts | while read -r other; do umount "$other" >/dev/null 2>&1; done
     fi
     ok ;;
   install)

@@ -1,0 +1,479 @@
+// [sequence]: every verb sequence of the reference model (conformance/model)
+// up to --depth, and seeded random walks, run against the driver through
+// the simulator. Every step's outcome and the real state after it (mounts
+// in the node's namespace; the attachment as isattached reports it) are
+// compared with the model; the first divergence is shrunk to the shortest
+// sequence that still fails and reported with how to replay it.
+#include <sys/mount.h>
+
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "conformance/catalog.h"
+#include "conformance/model/sequence_search.h"
+#include "simulator/mount_table.h"
+
+namespace flexkit::conform {
+namespace {
+
+using model::Action;
+using model::Expectation;
+using model::Outcome;
+using model::Sequence;
+using model::State;
+using model::Verb;
+using model::VolumeModel;
+
+struct Divergence {
+  std::size_t step = 0;  // == sequence size: the teardown after it
+  std::string rule;
+  std::string expected;
+  std::string actual;
+};
+
+Outcome OutcomeOf(const sim::CallResult& r) {
+  if (r.ok()) return Outcome::kSuccess;
+  if (r.not_supported()) return Outcome::kNotSupported;
+  return Outcome::kFailure;
+}
+
+std::string Allowed(const Expectation& e) {
+  std::string text;
+  for (auto o : e.allowed) text += std::string(text.empty() ? "" : " or ") + model::OutcomeName(o);
+  return text;
+}
+
+bool HasOption(const std::string& options, const std::string& option) {
+  std::stringstream in(options);
+  for (std::string token; std::getline(in, token, ',');) {
+    if (token == option) return true;
+  }
+  return false;
+}
+
+// kubelet's own unmount (fallbacks and clean-up): a transient EBUSY is retried.
+void KubeletUnmount(sim::Node& n, const std::string& dir) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      n.mounter().Unmount(dir);
+      return;
+    } catch (const std::exception&) {
+      if (attempt == 10) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+}
+
+// One sequence on a fresh volume: its own unique volume name, pod dirs and
+// global paths, so nothing of an earlier sequence is visible; everything it
+// set up is torn down through the tracker before the next one starts.
+class SequenceRun {
+ public:
+  SequenceRun(CaseContext& c, const VolumeModel& m) : c_(c), model_(m) {
+    const auto& domain = m.domain();
+    const std::string name = c.Unique("seq");
+    spec_rw_ = c.Volume(name, false);
+    spec_ro_ = c.Volume(name, true);
+    component_ = c.profile().kubelet_managed_attach ? "kubelet" : "controller";
+    nodes_.resize(static_cast<std::size_t>(domain.nodes));
+    for (int n = 0; n < domain.nodes; ++n) {
+      auto& node = nodes_[static_cast<std::size_t>(n)];
+      node.node = &c.node(static_cast<std::size_t>(n));
+      auto paths = c.Paths(*node.node);
+      node.global_path = paths.DeviceMountPath(name);
+      for (int p = 0; p < domain.pods; ++p) {
+        auto pod = c.Pod("pod" + std::to_string(p + 1));
+        node.pod_dirs.push_back(paths.PodVolumeDir(pod.pod_uid, name));
+        node.pods.push_back(std::move(pod));
+      }
+    }
+    // Undone newest first: pod dirs, then global mounts, then attachments.
+    for (auto& node : nodes_) {
+      c.tracker().Push("sequence: detach " + name + " from " + node.node->name(),
+                       [this, &node] { TearDownAttachment(node); });
+    }
+    for (auto& node : nodes_) {
+      c.tracker().Push("sequence: unmountdevice " + node.global_path,
+                       [this, &node] { TearDownGlobal(node); });
+    }
+    for (auto& node : nodes_) {
+      for (const auto& dir : node.pod_dirs) {
+        c.tracker().Push("sequence: unmount " + dir,
+                         [this, &node, dir] { TearDownPod(node, dir); });
+      }
+    }
+  }
+
+  // The undos registered above point into this object: whatever happens,
+  // they have run before it is gone.
+  std::optional<Divergence> Run(const Sequence& sequence) {
+    try {
+      return RunSteps(sequence);
+    } catch (...) {
+      c_.tracker().UnwindAll();
+      throw;
+    }
+  }
+
+ private:
+  std::optional<Divergence> RunSteps(const Sequence& sequence) {
+    State state = model_.Initial();
+    for (std::size_t i = 0; i < sequence.size(); ++i) {
+      const Action& a = sequence[i];
+      const Expectation e = model_.Expect(state, a);
+      std::optional<Divergence> d;
+      try {
+        d = Enact(a, e);
+        if (!d) {
+          state = model_.Next(state, a);
+          d = Observe(state);
+        }
+      } catch (const CaseFailure& f) {  // a universal rule (F1-F3, F16, F17, F21, F7)
+        d = Divergence{0, f.rule, "a well-formed reply", f.what()};
+      }
+      if (d) {
+        d->step = i;
+        c_.tracker().UnwindAll();  // the divergence is the finding; clean up quietly
+        return d;
+      }
+    }
+    auto errors = c_.tracker().UnwindAll();
+    if (!errors.empty()) {
+      return Divergence{sequence.size(), "protocol §7: teardown succeeds", "teardown succeeds",
+                        errors.front()};
+    }
+    return std::nullopt;
+  }
+
+  struct NodeVolume {
+    sim::Node* node = nullptr;
+    std::string global_path;
+    std::vector<sim::MountExtras> pods;
+    std::vector<std::string> pod_dirs;
+    std::string attach_device;  // attach's reply
+    std::string mount_device;   // waitforattach's reply (or attach's)
+    bool ever_attached = false;
+  };
+
+  std::optional<Divergence> OutcomeDiverges(const Action& a, const Expectation& e,
+                                            const sim::CallResult& r) {
+    const Outcome got = OutcomeOf(r);
+    if (e.allowed.count(got)) return std::nullopt;
+    std::string actual = model::OutcomeName(got);
+    if (!r.verdict.error.empty()) actual += ": " + r.verdict.error;
+    return Divergence{0, e.rule, model::ActionName(a) + " answers " + Allowed(e), actual};
+  }
+
+  std::optional<Divergence> Enact(const Action& a, const Expectation& e) {
+    NodeVolume& v = nodes_[static_cast<std::size_t>(a.node)];
+    sim::Node& n = *v.node;
+    const auto& argv = c_.argv();
+    const std::string json = c_.Json(spec_rw_);
+    switch (a.verb) {
+      case Verb::kAttach: {
+        v.ever_attached = true;  // a failed attach may still have attached (§5.3: uncertain)
+        auto r = c_.Call(n, argv.Attach(json, n.name()), component_);
+        if (auto d = OutcomeDiverges(a, e, r)) return d;
+        const std::string device = r.verdict.status ? r.verdict.status->device : "";
+        if (device.empty()) {
+          return Divergence{0, e.rule, "attach returns a device", "no device in the reply"};
+        }
+        if (!v.attach_device.empty() && device != v.attach_device) {
+          return Divergence{0, "F9 (protocol §7.5: a repeated attach returns the same device)",
+                            "device " + v.attach_device, "device " + device};
+        }
+        v.attach_device = device;
+        if (v.mount_device.empty()) v.mount_device = device;
+        return std::nullopt;
+      }
+      case Verb::kWaitForAttach: {
+        auto r = c_.Call(n, argv.WaitForAttach(v.attach_device, json));
+        if (auto d = OutcomeDiverges(a, e, r)) return d;
+        if (r.ok()) {
+          const std::string device = r.verdict.status ? r.verdict.status->device : "";
+          if (device.empty()) {
+            return Divergence{0, e.rule, "waitforattach returns the device", "no device"};
+          }
+          v.mount_device = device;
+        }
+        return std::nullopt;
+      }
+      case Verb::kIsAttached: {
+        auto r = c_.Call(n, argv.IsAttached(json, n.name()), "controller");
+        if (auto d = OutcomeDiverges(a, e, r)) return d;
+        if (r.ok() && e.check_attached) {
+          const bool attached = r.verdict.status && r.verdict.status->attached;
+          if (attached != e.attached) {
+            return Divergence{0, e.rule,
+                              std::string("attached: ") + (e.attached ? "true" : "false"),
+                              std::string("attached: ") + (attached ? "true" : "false")};
+          }
+        }
+        return std::nullopt;
+      }
+      case Verb::kMountDevice: {
+        n.mounter().MakeDirs(v.global_path, 0750);  // prepareForMount (§5.6)
+        auto r = c_.Call(n, argv.MountDevice(v.global_path, v.mount_device, json));
+        if (auto d = OutcomeDiverges(a, e, r)) return d;
+        if (r.not_supported() && !n.mounter().IsMountPoint(v.global_path)) {
+          n.mounter().FormatAndMount(v.mount_device, v.global_path,
+                                     spec_rw_.fs_type.empty() ? "ext4" : spec_rw_.fs_type, false);
+        }
+        return std::nullopt;
+      }
+      case Verb::kMount: {
+        const auto& dir = v.pod_dirs[static_cast<std::size_t>(a.pod)];
+        auto pod = v.pods[static_cast<std::size_t>(a.pod)];
+        const auto& spec = model::PodReadOnly(a.pod) ? spec_ro_ : spec_rw_;
+        n.mounter().MakeDirs(dir, 0750);  // prepareForMount (§5.7)
+        auto r = c_.Call(n, argv.Mount(dir, c_.Json(spec, &pod), v.mount_device));
+        if (auto d = OutcomeDiverges(a, e, r)) return d;
+        if (r.not_supported() && !n.mounter().IsMountPoint(dir)) {
+          n.mounter().Mount(v.global_path, dir, "", MS_BIND, "");
+          if (spec.read_only) n.mounter().Mount("", dir, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
+        }
+        return std::nullopt;
+      }
+      case Verb::kUnmount: {
+        const auto& dir = v.pod_dirs[static_cast<std::size_t>(a.pod)];
+        // kubelet calls unmount whenever the dir exists, mounted or not (§5.8).
+        n.mounter().MakeDirs(dir, 0750);
+        auto r = c_.Call(n, argv.Unmount(dir));
+        if (auto d = OutcomeDiverges(a, e, r)) return d;
+        if (r.not_supported() && n.mounter().IsMountPoint(dir)) KubeletUnmount(n, dir);
+        return RemoveAfterSuccess(n, dir, e.rule);
+      }
+      case Verb::kUnmountDevice: {
+        n.mounter().MakeDirs(v.global_path, 0750);
+        auto r = c_.Call(n, argv.UnmountDevice(v.global_path));
+        if (auto d = OutcomeDiverges(a, e, r)) return d;
+        if (r.not_supported() && n.mounter().IsMountPoint(v.global_path)) {
+          KubeletUnmount(n, v.global_path);
+        }
+        return RemoveAfterSuccess(n, v.global_path, e.rule);
+      }
+      case Verb::kDetach: {
+        auto r = c_.Call(n, argv.Detach(spec_rw_.name, n.name()), component_);
+        return OutcomeDiverges(a, e, r);
+      }
+    }
+    return std::nullopt;
+  }
+
+  // After a successful unmount(device), kubelet removes the directory
+  // (non-recursive): it must be unmounted and empty (F11).
+  std::optional<Divergence> RemoveAfterSuccess(sim::Node& n, const std::string& dir,
+                                               const std::string& rule) {
+    if (n.mounter().IsMountPoint(dir)) {
+      return Divergence{0, rule, dir + " unmounted", "still a mount point"};
+    }
+    try {
+      n.mounter().RemoveDir(dir);
+    } catch (const std::exception& ex) {
+      return Divergence{0, rule, "kubelet removes " + dir, ex.what()};
+    }
+    return std::nullopt;
+  }
+
+  // The real state against the model's: how many mounts each path has and
+  // whether each pod mount is read-only as asked.
+  std::optional<Divergence> Observe(const State& state) {
+    const std::string rule = "protocol §7: the real state after the step is the model's";
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      const auto& v = nodes_[i];
+      const auto& want = state.nodes[i];
+      const auto table = sim::ReadMountTable(v.node->holder_pid());
+      auto mounts_at = [&table](const std::string& target) {
+        std::vector<const sim::MountEntry*> at;
+        for (const auto& m : table) {
+          if (m.target == target) at.push_back(&m);
+        }
+        return at;
+      };
+      const std::string where = v.node->name() + ": ";
+      if (model_.domain().attachable) {
+        const auto at = mounts_at(v.global_path);
+        const std::size_t expected = want.device_mounted ? 1 : 0;
+        if (at.size() != expected) {
+          return Divergence{0, at.size() > 1 ? "F9 (protocol §7.5: no stacked mounts)" : rule,
+                            where + std::to_string(expected) + " mount(s) at the global path",
+                            std::to_string(at.size()) + " at " + v.global_path};
+        }
+      }
+      for (std::size_t p = 0; p < v.pod_dirs.size(); ++p) {
+        const auto at = mounts_at(v.pod_dirs[p]);
+        const bool mounted = want.PodMounted(static_cast<int>(p));
+        const std::size_t expected = mounted ? 1 : 0;
+        const std::string pod = "pod-" + std::to_string(p + 1);
+        if (at.size() != expected) {
+          return Divergence{0, at.size() > 1 ? "F9 (protocol §7.5: no stacked mounts)" : rule,
+                            where + std::to_string(expected) + " mount(s) at " + pod + "'s dir",
+                            std::to_string(at.size()) + " at " + v.pod_dirs[p]};
+        }
+        if (mounted) {
+          const bool want_ro = model::PodReadOnly(static_cast<int>(p));
+          const bool ro = HasOption(at.front()->options, "ro");
+          if (ro != want_ro) {
+            return Divergence{0, "F18 (protocol §4: kubernetes.io/readwrite is honoured)",
+                              where + pod + " mounted " + (want_ro ? "ro" : "rw"),
+                              "mounted with " + at.front()->options};
+          }
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Teardown (the tracker's undo): kubelet's order, skipping what it would
+  // skip; a driver error is reported, and what it left is cleaned anyway so
+  // the next sequence and the leak audit start clean.
+  void TearDownPod(NodeVolume& v, const std::string& dir) {
+    sim::Node& n = *v.node;
+    if (!n.mounter().PathExists(dir)) return;
+    auto r = c_.Call(n, c_.argv().Unmount(dir));
+    std::string problem;
+    if (r.not_supported() && n.mounter().IsMountPoint(dir)) KubeletUnmount(n, dir);
+    if (!r.ok() && !r.not_supported()) problem = "unmount " + dir + ": " + r.verdict.error;
+    CleanUp(n, dir, problem);
+  }
+
+  void TearDownGlobal(NodeVolume& v) {
+    sim::Node& n = *v.node;
+    if (!n.mounter().PathExists(v.global_path)) return;
+    std::string problem;
+    if (n.mounter().IsMountPoint(v.global_path)) {
+      auto r = c_.Call(n, c_.argv().UnmountDevice(v.global_path));
+      if (r.not_supported() && n.mounter().IsMountPoint(v.global_path)) {
+        KubeletUnmount(n, v.global_path);
+      }
+      if (!r.ok() && !r.not_supported()) {
+        problem = "unmountdevice " + v.global_path + ": " + r.verdict.error;
+      }
+    }
+    CleanUp(n, v.global_path, problem);
+  }
+
+  void TearDownAttachment(NodeVolume& v) {
+    if (!v.ever_attached) return;
+    auto r = c_.Call(*v.node, c_.argv().Detach(spec_rw_.name, v.node->name()), component_);
+    if (!r.ok() && !r.not_supported()) {
+      throw std::runtime_error("detach " + spec_rw_.name + ": " + r.verdict.error);
+    }
+  }
+
+  static void CleanUp(sim::Node& n, const std::string& dir, std::string problem) {
+    for (int layer = 0; layer < 8 && n.mounter().IsMountPoint(dir); ++layer) {
+      if (problem.empty()) problem = dir + " still mounted after teardown";
+      KubeletUnmount(n, dir);
+    }
+    n.mounter().RemoveDir(dir);
+    if (!problem.empty()) throw std::runtime_error(problem);
+  }
+
+  CaseContext& c_;
+  const VolumeModel& model_;
+  sim::VolumeSpec spec_rw_;
+  sim::VolumeSpec spec_ro_;
+  std::string component_;
+  std::vector<NodeVolume> nodes_;
+};
+
+VolumeModel ModelFor(CaseContext& c) {
+  model::Domain domain;
+  domain.nodes = static_cast<int>(std::min<std::size_t>(c.node_count(), 2));
+  domain.pods = 2;
+  domain.attachable = c.profile().attachable();
+  return VolumeModel(domain);
+}
+
+// Runs one sequence fresh; the transcript keeps only this run.
+std::optional<Divergence> RunFresh(CaseContext& c, const VolumeModel& m, const Sequence& s,
+                                   const std::string& label) {
+  c.transcript().Clear();
+  c.transcript().AddEvent("sequence", {{"label", label}, {"steps", model::SequenceName(s)}});
+  SequenceRun run(c, m);
+  return run.Run(s);
+}
+
+// Shrinks the failing sequence, reruns it (so the transcript holds its
+// calls) and ends the case with a FAIL that says how to replay it.
+[[noreturn]] void ShrinkAndFail(CaseContext& c, const VolumeModel& m, const Sequence& failing,
+                                const Divergence& first, const std::string& origin,
+                                const std::string& replay) {
+  Divergence last = first;
+  auto shrunk = model::Shrink(m, failing, first.step, [&](const Sequence& s) {
+    auto d = RunFresh(c, m, s, "shrinking");
+    if (d) last = *d;
+    return d ? std::optional<std::size_t>(d->step) : std::nullopt;
+  });
+  const Sequence& s = shrunk.confirmed ? shrunk.sequence : failing;
+  const Divergence& d = shrunk.confirmed ? last : first;
+  if (!shrunk.confirmed) RunFresh(c, m, failing, "original failing sequence");
+  std::ostringstream why;
+  why << origin << " diverged from the model";
+  if (shrunk.confirmed) {
+    why << "; shrunk from " << failing.size() << " to " << s.size() << " step(s) in " << shrunk.runs
+        << " run(s)";
+  } else {
+    why << "; the shrunk sequence did not fail again (flaky?), shown unshrunk";
+  }
+  why << ": " << model::SequenceName(s) << ". Step " << d.step + 1 << " ("
+      << (d.step < s.size() ? model::ActionName(s[d.step]) : std::string("teardown"))
+      << "): expected " << d.expected << ", got " << d.actual << ". Replay: " << replay;
+  c.Fail(d.rule, why.str());
+}
+
+void Exhaustive(CaseContext& c, const SequenceOptions& options) {
+  const VolumeModel m = ModelFor(c);
+  const auto enumeration = model::Enumerate(m, options.depth);
+  for (std::size_t i = 0; i < enumeration.sequences.size(); ++i) {
+    const auto& s = enumeration.sequences[i];
+    const std::string label =
+        "sequence " + std::to_string(i + 1) + " of " + std::to_string(enumeration.sequences.size());
+    if (auto d = RunFresh(c, m, s, label)) {
+      ShrinkAndFail(
+          c, m, s, *d, label + " (depth " + std::to_string(options.depth) + ")",
+          "flexconform --focus sequence/exhaustive --depth " + std::to_string(options.depth));
+    }
+  }
+  c.transcript().AddEvent("sequence/exhaustive", {{"depth", options.depth},
+                                                  {"states", enumeration.states},
+                                                  {"sequences", enumeration.sequences.size()},
+                                                  {"steps", enumeration.steps}});
+}
+
+void Random(CaseContext& c, const SequenceOptions& options) {
+  const VolumeModel m = ModelFor(c);
+  for (int i = 0; i < options.random_walks; ++i) {
+    const auto seed = model::WalkSeed(options.seed, static_cast<std::size_t>(i));
+    const auto walk = model::RandomWalk(m, options.walk_length, seed);
+    const std::string label = "random walk " + std::to_string(i + 1) + " of " +
+                              std::to_string(options.random_walks) + " (seed " +
+                              std::to_string(seed) + ")";
+    if (auto d = RunFresh(c, m, walk, label)) {
+      ShrinkAndFail(
+          c, m, walk, *d, label,
+          "flexconform --focus sequence/random --random 1 --seed " + std::to_string(seed));
+    }
+  }
+  c.transcript().AddEvent(
+      "sequence/random",
+      {{"walks", options.random_walks}, {"length", options.walk_length}, {"seed", options.seed}});
+}
+
+}  // namespace
+
+void AddSequenceCases(std::vector<Case>& cases, const SequenceOptions& options) {
+  const std::vector<std::string> modes = {"F9", "F10", "F11", "F12", "F18"};
+  cases.push_back(
+      {"sequence/exhaustive", {"sequence", "root"}, modes, Always, [options](CaseContext& c) {
+         Exhaustive(c, options);
+       }});
+  cases.push_back(
+      {"sequence/random", {"sequence", "root"}, modes, Always, [options](CaseContext& c) {
+         Random(c, options);
+       }});
+}
+
+}  // namespace flexkit::conform
