@@ -27,6 +27,9 @@ class Fixture {
   virtual std::vector<std::string> Stop() = 0;
   // Processes the fixture owns (not leaks of the driver).
   virtual std::vector<pid_t> Pids() const = 0;
+  // Where the backend's servers log one line per request (for the HTML
+  // report's timelines), by server: "cloud", or the node whose daemon it is.
+  virtual std::map<std::string, std::string> RequestLogs() const { return {}; }
 };
 
 // `flexconform_dir`: where flexconform lives, to find convoy-fake beside it.
