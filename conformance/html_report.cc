@@ -44,13 +44,16 @@ std::size_t Utf8SequenceLength(std::string_view s, std::size_t i) {
   return n;
 }
 
-// A diagram label: at most about `max_bytes`, cut on a character
-// boundary, "…" marking the cut (the full text is in the hover).
-std::string Label(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return std::string(text);
-  std::size_t cut = max_bytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(text.substr(0, cut)) + "\xE2\x80\xA6";
+// A diagram label: at most `max_chars` characters, "…" marking a cut
+// (the full text is in the hover).
+std::string Label(std::string_view text, std::size_t max_chars) {
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool starts_character = (static_cast<unsigned char>(text[i]) & 0xC0) != 0x80;
+    if (starts_character && chars++ == max_chars)
+      return std::string(text.substr(0, i)) + "\xE2\x80\xA6";
+  }
+  return std::string(text);
 }
 
 std::string Seconds(std::chrono::milliseconds ms) {
