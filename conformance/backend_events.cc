@@ -44,9 +44,8 @@ std::vector<BackendEvent> ParseRequestLog(std::istream& log, const std::string& 
   return events;
 }
 
-std::vector<BackendEvent> ReadBackendEvents(
-    const std::map<std::string, std::string>& logs,
-    const std::function<std::string(std::string)>& redact) {
+std::vector<BackendEvent> ReadBackendEvents(const std::map<std::string, std::string>& logs,
+                                            const std::function<std::string(std::string)>& redact) {
   std::vector<BackendEvent> all;
   for (const auto& [server, path] : logs) {
     std::ifstream in(path);

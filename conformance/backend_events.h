@@ -38,8 +38,7 @@ std::vector<BackendEvent> ParseRequestLog(std::istream& log, const std::string& 
 
 // Reads the logs (server -> path; a missing log has no events), passes
 // every method and path through `redact`, and orders the events by start.
-std::vector<BackendEvent> ReadBackendEvents(
-    const std::map<std::string, std::string>& logs,
-    const std::function<std::string(std::string)>& redact);
+std::vector<BackendEvent> ReadBackendEvents(const std::map<std::string, std::string>& logs,
+                                            const std::function<std::string(std::string)>& redact);
 
 }  // namespace flexkit::conform

@@ -147,8 +147,7 @@ int main(int argc, char** argv) {
     if (keep) std::cout << "run directory kept: " << summary.run_dir << "\n";
     if (!junit.empty()) WriteReport(junit, JunitXml(summary, "flexconform"));
     if (!json.empty()) WriteReport(json, JsonReport(summary, profile.driver));
-    if (!html.empty())
-      WriteReport(html, HtmlReport(summary, profile.driver, profile.fixture.kind));
+    if (!html.empty()) WriteReport(html, HtmlReport(summary, profile.driver, profile.fixture.kind));
     if (summary.interrupted) return 2;
     return summary.ExitCode();
   } catch (const std::exception& e) {

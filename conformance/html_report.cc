@@ -175,7 +175,8 @@ class SequenceDiagram {
     }
     std::vector<std::string> daemons = nodes;
     for (const auto& b : r.timeline.backend) {
-      if (b.server != "cloud" && std::find(daemons.begin(), daemons.end(), b.server) == daemons.end())
+      if (b.server != "cloud" &&
+          std::find(daemons.begin(), daemons.end(), b.server) == daemons.end())
         daemons.push_back(b.server);
     }
     // Callers of the first node, the controller, callers of the others.
@@ -217,8 +218,7 @@ class SequenceDiagram {
     return it->second;
   }
   void Layout();
-  void AddBackendRows(const std::string& node, const CallWindow& w,
-                      std::vector<bool>& drawn);
+  void AddBackendRows(const std::string& node, const CallWindow& w, std::vector<bool>& drawn);
 
   const CaseResult& result_;
   std::size_t case_index_;
@@ -259,8 +259,8 @@ void SequenceDiagram::AddBackendRows(const std::string& node, const CallWindow& 
     row.to = *to;
     row.label = e.method + " " + e.path + " \xE2\x86\x92 " +
                 (e.status == 0 ? "dropped" : std::to_string(e.status));
-    row.hover = (e.server == "cloud" ? "cloud" : "Convoy daemon on " + e.server) + ": " +
-                e.method + " " + e.path + "\nstatus " + std::to_string(e.status) + " after " +
+    row.hover = (e.server == "cloud" ? "cloud" : "Convoy daemon on " + e.server) + ": " + e.method +
+                " " + e.path + "\nstatus " + std::to_string(e.status) + " after " +
                 std::to_string(e.duration_ms) + " ms";
     row.css = e.status >= 400 || e.status == 0 ? "backend err" : "backend";
     rows_.push_back(std::move(row));
@@ -268,10 +268,10 @@ void SequenceDiagram::AddBackendRows(const std::string& node, const CallWindow& 
 }
 
 void SequenceDiagram::Layout() {
-  const bool timed = result_.timeline.calls.size() ==
-                     static_cast<std::size_t>(std::count_if(
-                         result_.transcript.begin(), result_.transcript.end(),
-                         [](const Json& e) { return Str(e, "type") == "call"; }));
+  const bool timed =
+      result_.timeline.calls.size() == static_cast<std::size_t>(std::count_if(
+                                           result_.transcript.begin(), result_.transcript.end(),
+                                           [](const Json& e) { return Str(e, "type") == "call"; }));
   std::vector<bool> drawn(result_.timeline.backend.size(), false);
   std::size_t call_index = 0;
   const std::optional<std::size_t> failing =
@@ -345,35 +345,37 @@ std::string SequenceDiagram::Svg() const {
     svg += "<g class=\"lifeline " + HtmlText(kind) + "\"><title>" + HtmlText(name) +
            "</title><line x1=\"" + std::to_string(x(i)) + "\" y1=\"30\" x2=\"" +
            std::to_string(x(i)) + "\" y2=\"" + std::to_string(height - 4) + "\"/><rect x=\"" +
-           std::to_string(x(i) - 95) + "\" y=\"4\" width=\"190\" height=\"26\" rx=\"4\"/><text x=\"" +
-           std::to_string(x(i)) + "\" y=\"21\">" + HtmlText(Label(name, 26)) + "</text></g>";
+           std::to_string(x(i) - 95) +
+           "\" y=\"4\" width=\"190\" height=\"26\" rx=\"4\"/><text x=\"" + std::to_string(x(i)) +
+           "\" y=\"21\">" + HtmlText(Label(name, 26)) + "</text></g>";
   }
   int y = kHeader;
   for (const auto& row : rows_) {
     y += kRow;
     const std::string ys = std::to_string(y);
     if (row.note) {
-      svg += "<g class=\"note\"><title>" + HtmlText(row.hover, 4096) + "</title><rect x=\"8\" y=\"" +
-             std::to_string(y - 16) + "\" width=\"" + std::to_string(width - 16) +
-             "\" height=\"20\" rx=\"3\"/><text x=\"" + std::to_string(width / 2) + "\" y=\"" +
-             std::to_string(y - 2) + "\">" + HtmlText(Label(row.label, 140)) + "</text></g>";
+      svg += "<g class=\"note\"><title>" + HtmlText(row.hover, 4096) +
+             "</title><rect x=\"8\" y=\"" + std::to_string(y - 16) + "\" width=\"" +
+             std::to_string(width - 16) + "\" height=\"20\" rx=\"3\"/><text x=\"" +
+             std::to_string(width / 2) + "\" y=\"" + std::to_string(y - 2) + "\">" +
+             HtmlText(Label(row.label, 140)) + "</text></g>";
       continue;
     }
     svg += "<g class=\"arrow " + row.css + "\"><title>" + HtmlText(row.hover, 4096) + "</title>";
     if (row.from == row.to) {
       const int x0 = x(row.from);
-      svg += "<path d=\"M" + std::to_string(x0) + "," + std::to_string(y - 10) + " h30 v10 h-30\" "
-             "marker-end=\"url(#" + marker + ")\"/><text class=\"self\" x=\"" +
-             std::to_string(x0 + 36) + "\" y=\"" + std::to_string(y - 2) + "\">" +
-             HtmlText(Label(row.label, 60)) + "</text>";
+      svg += "<path d=\"M" + std::to_string(x0) + "," + std::to_string(y - 10) +
+             " h30 v10 h-30\" "
+             "marker-end=\"url(#" +
+             marker + ")\"/><text class=\"self\" x=\"" + std::to_string(x0 + 36) + "\" y=\"" +
+             std::to_string(y - 2) + "\">" + HtmlText(Label(row.label, 60)) + "</text>";
     } else {
       const int x1 = x(row.from), x2 = x(row.to);
       const std::size_t room = static_cast<std::size_t>(std::abs(x2 - x1) / 7);  // 11px monospace
       svg += "<line x1=\"" + std::to_string(x1) + "\" y1=\"" + ys + "\" x2=\"" +
              std::to_string(x2) + "\" y2=\"" + ys + "\" marker-end=\"url(#" + marker +
-             ")\"/><text x=\"" + std::to_string((x1 + x2) / 2) + "\" y=\"" +
-             std::to_string(y - 5) + "\">" + HtmlText(Label(row.label, std::max<std::size_t>(room, 12))) +
-             "</text>";
+             ")\"/><text x=\"" + std::to_string((x1 + x2) / 2) + "\" y=\"" + std::to_string(y - 5) +
+             "\">" + HtmlText(Label(row.label, std::max<std::size_t>(room, 12))) + "</text>";
     }
     svg += "</g>";
   }
@@ -541,8 +543,9 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta name=\"viewport\" content=\"width=device-width\"><title>flexconform: " +
       HtmlText(driver, 200) + "</title><style>" + kStyle + "</style></head>\n<body>\n";
-  html += "<h1>flexconform report</h1><p>Driver <code>" + HtmlText(driver) + "</code>, fixture <code>" +
-          HtmlText(fixture) + "</code>: " + std::to_string(summary.results.size()) + " cases in " +
+  html += "<h1>flexconform report</h1><p>Driver <code>" + HtmlText(driver) +
+          "</code>, fixture <code>" + HtmlText(fixture) +
+          "</code>: " + std::to_string(summary.results.size()) + " cases in " +
           Seconds(summary.wall) + " (driver processes " + Seconds(summary.driver_time) + ")";
   for (const char* grade : {"PASS", "FAIL", "WARN", "SKIP"})
     html += ", <span class=\"badge " + std::string(grade) + "\">" +
@@ -572,8 +575,8 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
             HtmlText(Tags(r.tags)) + "\"><td><a href=\"#case-" + std::to_string(i) + "\">" +
             HtmlText(r.name) + "</a></td><td>" + HtmlText(Tags(r.tags)) +
             "</td><td><span class=\"badge " + grade + "\">" + grade + "</span></td><td>" +
-            Seconds(r.duration) + "</td><td>" + HtmlText(r.rule, 300) + "</td><td class=\"reason\">" +
-            HtmlText(r.reason, 1000) + "</td></tr>\n";
+            Seconds(r.duration) + "</td><td>" + HtmlText(r.rule, 300) +
+            "</td><td class=\"reason\">" + HtmlText(r.reason, 1000) + "</td></tr>\n";
   }
   html += "</tbody></table>\n";
 
@@ -612,10 +615,10 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
       for (std::size_t k = 0; k < r.transcript.size(); ++k) {
         const Json& e = r.transcript[k];
         if (Str(e, "type") != "call") {
-          items += "<li>event " + HtmlText(e.dump(-1, ' ', false,
-                                                  nlohmann::json::error_handler_t::replace),
-                                           2048) +
-                   "</li>";
+          items +=
+              "<li>event " +
+              HtmlText(e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 2048) +
+              "</li>";
           continue;
         }
         ++calls;

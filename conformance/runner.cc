@@ -113,8 +113,9 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
       if (!problems.empty()) SetFail(r, "fixture", Join(problems, "; "));
       if (ctx) {
         r.timeline.calls = timing.Windows();
-        r.timeline.backend = ReadBackendEvents(
-            fixture->RequestLogs(), [&ctx](std::string text) { return ctx->Redact(std::move(text)); });
+        r.timeline.backend = ReadBackendEvents(fixture->RequestLogs(), [&ctx](std::string text) {
+          return ctx->Redact(std::move(text));
+        });
       }
     }
   }  // nodes end here: their namespaces and holders are gone

@@ -325,8 +325,7 @@ void UnixServer::Serve(Connection& connection) {
     };
     spdlog::info("request start_ms={} duration_ms={} status={} {} {}",
                  ms(started.time_since_epoch()), ms(std::chrono::system_clock::now() - started),
-                 response.drop_connection ? 0 : response.status, request.method,
-                 request.raw_path);
+                 response.drop_connection ? 0 : response.status, request.method, request.raw_path);
     if (response.drop_connection) return;
     if (!SendAll(connection.fd, Serialize(response, head, !keep_alive)) || !keep_alive) return;
   }

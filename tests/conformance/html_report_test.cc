@@ -111,9 +111,8 @@ RunSummary HostileRun() {
   warn.grade = Grade::kWarn;
   warn.rule = "kubelet tolerates it";
   warn.reason = "Not supported with exit 1";
-  warn.transcript.push_back(
-      Call("node-1", "kubelet", "frobnicate", "", 1, R"({"status":"Not supported"})",
-           "not_supported"));
+  warn.transcript.push_back(Call("node-1", "kubelet", "frobnicate", "", 1,
+                                 R"({"status":"Not supported"})", "not_supported"));
   s.results = {pass, fail, skip, warn};
   s.wall = std::chrono::milliseconds(1234);
   return s;
@@ -139,7 +138,12 @@ TEST(HtmlText, EscapesMarkupAndQuotesAndReplacesInvalidBytes) {
   EXPECT_EQ(HtmlText("<a href=\"x\">'&'</a>"),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
   EXPECT_EQ(HtmlText("caf\xC3\xA9 \xE2\x9C\x93"), "caf\xC3\xA9 \xE2\x9C\x93");
-  EXPECT_EQ(HtmlText("a\xFF" "b\x01" "c\xC0\xAF"), "a\xEF\xBF\xBD" "b\xEF\xBF\xBD" "c\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(HtmlText("a\xFF"
+                     "b\x01"
+                     "c\xC0\xAF"),
+            "a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD"
+            "c\xEF\xBF\xBD\xEF\xBF\xBD");
   EXPECT_EQ(HtmlText("tab\tnl\n"), "tab\tnl\n");
   EXPECT_EQ(HtmlText("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD") << "a surrogate";
 }
@@ -174,9 +178,9 @@ TEST(HtmlReport, EveryCaseHasARowAndASectionAndFailuresAreHighlighted) {
     const std::string grade = GradeName(r.grade);
     EXPECT_NE(html.find("<tr class=\"" + grade + "\" data-verdict=\"" + grade + "\""),
               std::string::npos);
-    EXPECT_NE(html.find("<section class=\"case " + grade + "\" id=\"case-" + std::to_string(i) +
-                        "\""),
-              std::string::npos)
+    EXPECT_NE(
+        html.find("<section class=\"case " + grade + "\" id=\"case-" + std::to_string(i) + "\""),
+        std::string::npos)
         << r.name;
     EXPECT_NE(html.find("<a href=\"#case-" + std::to_string(i) + "\">" + r.name + "</a>"),
               std::string::npos);
@@ -254,19 +258,20 @@ TEST(BackendEvents, ParsesRequestLinesAndSkipsTheRest) {
 
 TEST(BackendEvents, ReadsEveryLogRedactsAndOrdersEnclosingRequestsFirst) {
   flexkit::testing::TempDir dir;
-  std::ofstream(dir.Join("cloud.log"))
-      << "[t] [cloud] [info] request start_ms=100 duration_ms=1 status=200 POST /ec2/AttachVolume\n";
+  std::ofstream(dir.Join("cloud.log")) << "[t] [cloud] [info] request start_ms=100 duration_ms=1 "
+                                          "status=200 POST /ec2/AttachVolume\n";
   std::ofstream(dir.Join("daemon.log"))
       << "[t] [daemon] [info] request start_ms=100 duration_ms=9 status=200 POST /v1/hunter2\n"
       << "[t] [daemon] [info] request start_ms=50 duration_ms=1 status=404 GET /v1/volumes/\n";
-  const auto events = ReadBackendEvents(
-      {{"cloud", dir.Join("cloud.log")}, {"node-1", dir.Join("daemon.log")},
-       {"node-2", dir.Join("missing.log")}},
-      [](std::string text) {
-        const auto pos = text.find("hunter2");
-        if (pos != std::string::npos) text.replace(pos, 7, "<redacted>");
-        return text;
-      });
+  const auto events = ReadBackendEvents({{"cloud", dir.Join("cloud.log")},
+                                         {"node-1", dir.Join("daemon.log")},
+                                         {"node-2", dir.Join("missing.log")}},
+                                        [](std::string text) {
+                                          const auto pos = text.find("hunter2");
+                                          if (pos != std::string::npos)
+                                            text.replace(pos, 7, "<redacted>");
+                                          return text;
+                                        });
   ASSERT_EQ(events.size(), 3u);
   EXPECT_EQ(events[0].path, "/v1/volumes/");
   EXPECT_EQ(events[1].path, "/v1/<redacted>") << "the enclosing (longer) request first";
@@ -298,8 +303,7 @@ std::string DumpDom(const std::string& chromium, const std::string& page,
   flexkit::testing::RunOptions options;
   options.deadline = std::chrono::seconds(30);
   auto r = RunProcess({chromium, "--headless=new", "--no-sandbox", "--disable-gpu",
-                       "--user-data-dir=" + profile_dir, "--dump-dom",
-                       "file://" + page + fragment},
+                       "--user-data-dir=" + profile_dir, "--dump-dom", "file://" + page + fragment},
                       options);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return r.out;
@@ -343,12 +347,12 @@ TEST(HtmlReportEndToEnd, RealRunsRenderAndTheFiltersWorkInChromium) {
   const std::string mutants = FLEXKIT_MUTANTS_DIR;
   const std::string page = dir.Join("mutant.html");
   const std::string json = dir.Join("mutant.json");
-  auto bad = RunProcess({BuiltBinary("conformance/flexconform"), "--profile",
-                         mutants + "/profile.yaml", "--driver",
-                         mutants + "/mutant~secret-echoed/secret-echoed", "--focus",
-                         "protocol|secrets/accepted|teardown/detach", "--html", page, "--json",
-                         json, "--run-root", dir.path()},
-                        options);
+  auto bad =
+      RunProcess({BuiltBinary("conformance/flexconform"), "--profile", mutants + "/profile.yaml",
+                  "--driver", mutants + "/mutant~secret-echoed/secret-echoed", "--focus",
+                  "protocol|secrets/accepted|teardown/detach", "--html", page, "--json", json,
+                  "--run-root", dir.path()},
+                 options);
   ASSERT_EQ(bad.exit_code, 1) << bad.out << bad.err;
   const std::string html = ReadFile(page);
   ExpectSelfContained(html);
