@@ -128,6 +128,11 @@ void CaseContext::AddSecret(const std::string& raw) {
   secrets_.push_back(sim::Base64(raw));
 }
 
+std::string CaseContext::Redact(std::string text) const {
+  std::lock_guard lock(mutex_);
+  return redactor_.Apply(std::move(text));
+}
+
 void CaseContext::Warn(const std::string& warning) {
   std::lock_guard lock(mutex_);
   for (const auto& w : warnings_) {

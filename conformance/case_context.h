@@ -104,6 +104,8 @@ class CaseContext {
   // Secrets of this case (profile's plus any the case adds): redacted
   // everywhere and searched for in every reply.
   void AddSecret(const std::string& raw);
+  // `text` with every secret of this case replaced by "<redacted>".
+  std::string Redact(std::string text) const;
   // How many mounts the node's namespace has at `target` (stacking shows).
   std::size_t MountCount(sim::Node& n, const std::string& target) const;
   // The options of the (topmost) mount at `target`, "" when none.

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "conformance/backend_events.h"
+
 namespace flexkit::conform {
 
 enum class Grade { kPass, kFail, kSkip, kWarn };
@@ -20,6 +22,7 @@ struct CaseResult {
   std::chrono::milliseconds duration{0};
   std::chrono::milliseconds driver_time{0};  // spent inside driver processes
   nlohmann::ordered_json transcript = nlohmann::ordered_json::array();  // secrets redacted
+  CaseTimeline timeline;  // when each call ran, and the backend's requests meanwhile (HTML report)
 };
 
 // A FAIL shows the calls that led to it: one line per call (node, argv,

@@ -83,6 +83,7 @@ class ConvoyFakeFixture : public Fixture {
         dir_ + "/cloud.log");
     WaitForSocket(dir_ + "/cloud.sock", *cloud_);
     for (auto* n : nodes) {
+      daemon_hosts_.push_back(n->name());
       auto reply = Admin("POST", "/admin/instances", nlohmann::json{{"Host", n->name()}}.dump());
       const std::string instance = reply.value("InstanceId", "");
       if (instance.empty())
@@ -181,6 +182,14 @@ class ConvoyFakeFixture : public Fixture {
     return pids;
   }
 
+  std::map<std::string, std::string> RequestLogs() const override {
+    if (dir_.empty()) return {};
+    std::map<std::string, std::string> logs{{"cloud", dir_ + "/cloud/convoy-fake-cloud.log"}};
+    for (const auto& host : daemon_hosts_)
+      logs[host] = dir_ + "/" + host + "/convoy-fake-daemon.log";
+    return logs;
+  }
+
  private:
   static void WaitForSocket(const std::string& path, BackgroundProcess& p) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -259,6 +268,7 @@ class ConvoyFakeFixture : public Fixture {
   std::unique_ptr<BackgroundProcess> cloud_;
   std::map<std::string, std::unique_ptr<BackgroundProcess>> daemons_;  // by node
   std::map<std::string, std::string> instances_;                       // node -> instance id
+  std::vector<std::string> daemon_hosts_;  // nodes with a daemon, kept after Stop for RequestLogs
 };
 
 }  // namespace

@@ -50,6 +50,9 @@ class Fixture {
   // Every moment the backend saw one volume attached to two nodes (the
   // fake cloud checks this on each change); empty when it never did.
   virtual std::vector<std::string> DoubleAttachments() { return {}; }
+  // Where the backend's servers log one line per request (for the HTML
+  // report's timelines), by server: "cloud", or the node whose daemon it is.
+  virtual std::map<std::string, std::string> RequestLogs() const { return {}; }
 };
 
 // `flexconform_dir`: where flexconform lives, to find convoy-fake beside it.

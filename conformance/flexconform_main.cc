@@ -15,6 +15,7 @@
 
 #include "conformance/catalog.h"
 #include "conformance/default_profiles.h"
+#include "conformance/html_report.h"
 #include "conformance/reports.h"
 #include "conformance/runner.h"
 #include "conformance/selection.h"
@@ -57,7 +58,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "flexconform: the FlexVolume conformance suite. With no arguments: the bundled "
       "convoy-flexvolume against the fake Convoy/EBS (needs root)."};
-  std::string driver, profile_path, junit, json, shard, run_root = "/tmp", timeout;
+  std::string driver, profile_path, junit, json, html, shard, run_root = "/tmp", timeout;
   Selection selection;
   int repeat = 3;
   bool list = false, keep = false, coverage = false;
@@ -77,6 +78,8 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", timeout, "harness deadline per driver call (e.g. 30s, 500ms)");
   app.add_option("--junit", junit, "write a JUnit XML report");
   app.add_option("--json", json, "write a JSON report (verdicts, durations, transcripts)");
+  app.add_option("--html", html,
+                 "write a self-contained HTML report (summary, a sequence diagram per case)");
   app.add_option("--run-root", run_root, "where run directories go (default /tmp)");
   CatalogOptions catalog_options;
   std::optional<std::uint64_t> seed;
@@ -168,6 +171,7 @@ int main(int argc, char** argv) {
     if (keep) std::cout << "run directory kept: " << summary.run_dir << "\n";
     if (!junit.empty()) WriteReport(junit, JunitXml(summary, "flexconform"));
     if (!json.empty()) WriteReport(json, JsonReport(summary, profile.driver));
+    if (!html.empty()) WriteReport(html, HtmlReport(summary, profile.driver, profile.fixture.kind));
     if (summary.interrupted) return 2;
     return summary.ExitCode();
   } catch (const std::exception& e) {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "conformance/background_process.h"
+#include "conformance/call_timing.h"
 #include "conformance/leak_audit.h"
 #include "simulator/boost_process_runner.h"
 
@@ -58,12 +59,15 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
   const HostSnapshot host_before = TakeHostSnapshot(run_dir);
   {
     std::unique_ptr<Fixture> fixture;
+    CallTiming timing(runner);
     std::unique_ptr<CaseContext> ctx;
     std::vector<NodeSnapshot> node_before;
     try {
       fixture = MakeFixture(profile.fixture, settings.flexconform_dir);
       ctx = std::make_unique<CaseContext>(profile, case_dir, unique, settings.repeat, *fixture,
-                                          runner);
+                                          timing);
+      ctx->transcript().SetCallObserver(
+          [&timing](const sim::CallRecord& call) { timing.Observe(call); });
       std::vector<sim::Node*> nodes;
       for (std::size_t i = 0; i < ctx->node_count(); ++i) nodes.push_back(&ctx->node(i));
       fixture->Start(case_dir, nodes);
@@ -107,6 +111,12 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
     if (fixture) {
       auto problems = fixture->Stop();
       if (!problems.empty()) SetFail(r, "fixture", Join(problems, "; "));
+      if (ctx) {
+        r.timeline.calls = timing.Windows();
+        r.timeline.backend = ReadBackendEvents(fixture->RequestLogs(), [&ctx](std::string text) {
+          return ctx->Redact(std::move(text));
+        });
+      }
     }
   }  // nodes end here: their namespaces and holders are gone
   auto leaks = CompareHost(host_before, TakeHostSnapshot(run_dir));

@@ -11,6 +11,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -303,6 +304,7 @@ void UnixServer::Serve(Connection& connection) {
     }
     bool keep_alive = msg.keep_alive();
     bool head = msg.method() == bhttp::verb::head;
+    const auto started = std::chrono::system_clock::now();
     Request request = ToRequest(msg);
     Response response;
     if (request.method == "OPTIONS" && request.target == "*") {
@@ -315,6 +317,15 @@ void UnixServer::Serve(Connection& connection) {
         response = GoError(500, std::string("internal error: ") + e.what());
       }
     }
+    // One line per request, for the timelines of flexconform's HTML report
+    // (conformance/backend_events.h parses it): start in epoch ms, duration,
+    // method, path without the query (bodies and queries are never logged).
+    const auto ms = [](auto d) {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+    };
+    spdlog::info("request start_ms={} duration_ms={} status={} {} {}",
+                 ms(started.time_since_epoch()), ms(std::chrono::system_clock::now() - started),
+                 response.drop_connection ? 0 : response.status, request.method, request.raw_path);
     if (response.drop_connection) return;
     if (!SendAll(connection.fd, Serialize(response, head, !keep_alive)) || !keep_alive) return;
   }
