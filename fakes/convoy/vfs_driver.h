@@ -45,6 +45,10 @@ class VfsDriver : public VolumeDriver {
                                       const std::string& volume) override;
   std::string CreateBackup(const std::string& snapshot, const std::string& volume,
                            const std::string& dest_url, const std::string& endpoint) override;
+  std::map<std::string, InfoMap> ListBackups(const std::string& dest_url,
+                                             const std::string& volume_filter) override;
+  InfoMap InspectBackup(const std::string& backup_url) override;
+  void DeleteBackup(const std::string& backup_url) override;
 
  private:
   struct Snapshot {

@@ -707,7 +707,8 @@ void Cloud::LoadLocked() {
     instances_[j["Id"]] = Instance{j["Id"], j["Host"], j["State"], j["Zone"]};
   }
   for (const auto& j : state["Attachments"]) attachments_.push_back(AttachmentFrom(j, now));
-  for (const auto& j : state.value("Snapshots", nlohmann::json::array())) {
+  nlohmann::json snapshots = state.value("Snapshots", nlohmann::json::array());
+  for (const auto& j : snapshots) {
     Snapshot s = SnapshotFrom(j, now);
     snapshots_[s.id] = s;
   }
