@@ -289,31 +289,48 @@ Response ConvoyDaemon::Info() {
 Response ConvoyDaemon::VolumeList(const http::Request& request) {
   bool raw = request.QueryParam("driver") == std::optional<std::string>("1");
   // Streamed by hand: 10,000 entries must serialise in milliseconds.
-  std::map<std::string, std::pair<const VolumeDriver*, std::shared_ptr<const VolumeListing>>> all;
+  struct Listed {
+    const VolumeDriver* driver;
+    std::map<std::string, std::shared_ptr<const VolumeListing>> volumes;
+  };
+  std::vector<Listed> listed;
   for (auto& d : drivers_) {
-    for (auto& [name, listing] : d->List())
-      all.emplace(name, std::make_pair(d.get(), std::move(listing)));
+    auto volumes = d->List();
+    if (!volumes.empty()) listed.push_back({d.get(), std::move(volumes)});
   }
-  if (all.empty()) return GoText("{}");
+  if (listed.empty()) return GoText("{}");
   std::string body = "{";
-  body.reserve(all.size() * (raw ? 256 : 512));
+  body.reserve(listed.front().volumes.size() * (raw ? 256 : 512));
   bool first = true;
-  for (const auto& [name, entry] : all) {
+  auto append = [&](const std::string& name, const VolumeDriver& driver,
+                    const VolumeListing& listing) {
     body.append(first ? "\n\t" : ",\n\t");
     first = false;
     AppendGoQuoted(body, name);
     body.append(": ");
-    const auto& [driver, listing] = entry;
-    const std::string& rendered = raw ? listing->info_json : listing->response_json;
+    const std::string& rendered = raw ? listing.info_json : listing.response_json;
     if (!rendered.empty()) {
       body.append(rendered);
     } else if (raw) {
-      AppendInfo(body, listing->info, driver->Name(), 1);
+      AppendInfo(body, listing.info, driver.Name(), 1);
     } else {
-      AppendVolumeResponse(body, name, driver->Name(), *listing, 1);
+      AppendVolumeResponse(body, name, driver.Name(), listing, 1);
     }
+  };
+  if (listed.size() == 1) {
+    for (const auto& [name, listing] : listed.front().volumes) {
+      append(name, *listed.front().driver, *listing);
+    }
+  } else {
+    // Names are global: with several drivers, the first that lists a name has it.
+    std::map<std::string, std::pair<const VolumeDriver*, const VolumeListing*>> all;
+    for (const auto& [driver, volumes] : listed) {
+      for (const auto& [name, listing] : volumes) all.emplace(name, std::pair(driver, listing.get()));
+    }
+    for (const auto& [name, entry] : all) append(name, *entry.first, *entry.second);
   }
-  return GoText(body + "\n}");
+  body.append("\n}");
+  return GoText(std::move(body));
 }
 
 Response ConvoyDaemon::VolumeInspect(const std::string& body) {

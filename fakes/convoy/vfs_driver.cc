@@ -148,11 +148,13 @@ VfsDriver::Cached VfsDriver::MakeCached(Volume v, const std::string& file) {
   listing->info = InfoOf(v);
   for (const auto& [sname, snap] : v.snapshots) listing->snapshots[sname] = SnapshotInfoOf(snap);
   // Listed under the name its record file gives.
-  if (auto name = VolumeOfRecordFile(file.substr(file.rfind('/') + 1), kPrefix, kSuffix)) {
+  auto name = VolumeOfRecordFile(file.substr(file.rfind('/') + 1), kPrefix, kSuffix);
+  if (name) {
     AppendInfo(listing->info_json, listing->info, "vfs", 1);
     AppendVolumeResponse(listing->response_json, *name, "vfs", *listing, 1);
   }
-  return {std::move(v), std::move(listing)};
+  bool valid = name && IsValidConvoyName(*name);
+  return {std::move(v), std::move(listing), std::move(name), valid};
 }
 
 VfsDriver::Volume VfsDriver::LoadExisting(const std::string& name) {
@@ -327,11 +329,10 @@ std::map<std::string, std::shared_ptr<const VolumeListing>> VfsDriver::List() {
   RefreshLocked();
   std::map<std::string, std::shared_ptr<const VolumeListing>> out;
   for (const auto& [file, cached] : cache_) {
-    auto name = VolumeOfRecordFile(file.substr(file.rfind('/') + 1), kPrefix, kSuffix);
-    if (!name) continue;
+    if (!cached.listed_name) continue;
     // Convoy fails the whole listing (silently: "{}") on one bad name.
-    if (!IsValidConvoyName(*name)) return {};
-    out.emplace_hint(out.end(), *name, cached.listing);
+    if (!cached.valid_name) return {};
+    out.emplace_hint(out.end(), *cached.listed_name, cached.listing);
   }
   return out;
 }

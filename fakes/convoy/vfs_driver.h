@@ -82,6 +82,8 @@ class VfsDriver : public VolumeDriver {
   struct Cached {
     Volume volume;
     std::shared_ptr<const VolumeListing> listing;  // built once per change
+    std::optional<std::string> listed_name;        // from the record's file name
+    bool valid_name = false;                       // Convoy's name rule holds
   };
   static Cached MakeCached(Volume v, const std::string& file);
   std::map<std::string, Cached> cache_;  // by record file path
