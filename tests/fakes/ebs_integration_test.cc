@@ -285,6 +285,12 @@ TEST_F(FakesEbsIntegration, SnapshotBackupAndRestoreCarryTheDataToANewVolume) {
   EXPECT_EQ("completed", backup_info["State"]);
   EXPECT_EQ("src", backup_info["VolumeName"]);
 
+  // The daemon's records keep the snapshot across a restart (its index is rebuilt from them).
+  ASSERT_EQ(0, daemons_["a"]->Stop());
+  StartHost("a");
+  EXPECT_EQ(snap_id, json::parse(Convoy("a", "GET", "/v1/snapshots/", {{"SnapshotName", "snap1"}})
+                                     .body)["DriverInfo"]["EBSSnapshotID"]);
+
   std::string copy_mp = CreateAndMount("a", {{"Name", "copy"}, {"BackupURL", backup.body}});
   EXPECT_EQ("snapshot-me\n", InHost("a", "cat " + copy_mp + "/data").out);
   json copy = json::parse(Convoy("a", "GET", "/v1/volumes/", {{"VolumeName", "copy"}}).body);
