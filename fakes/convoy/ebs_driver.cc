@@ -591,8 +591,14 @@ std::map<std::string, InfoMap> EbsDriver::Snapshots(const std::string& volume) {
   try {
     nlohmann::json answer = Call("DescribeSnapshots", {{"VolumeId", r.ebs_id}});
     for (const auto& s : answer["Snapshots"]) described[s["SnapshotId"]] = s;
-  } catch (const CloudError& e) {
-    throw ConvoyError(AwsErrorText(e));
+  } catch (const std::exception& e) {
+    // As for a volume's info: a listing still shows what the record knows.
+    for (const auto& [name, s] : r.snapshots) {
+      InfoMap info = SnapshotInfoOf(r, s, nullptr);
+      info["State"] = std::string("unknown: ") + e.what();
+      out[name] = std::move(info);
+    }
+    return out;
   }
   for (const auto& [name, s] : r.snapshots) {
     auto it = described.find(s.ebs_id);

@@ -356,6 +356,13 @@ TEST_F(FakesEbsIntegration, SnapshotAndBackupErrorsHaveConvoysTexts) {
                      .status);
   EXPECT_EQ("Snapshot name s1 already exists\n",
             body_of("POST", "/v1/snapshots/create", {{"Name", "s1"}, {"VolumeName", "vol"}}));
+  // A cloud that fails to describe snapshots does not fail the volume's inspect.
+  Admin("POST", "/admin/faults",
+        {{"Operation", "DescribeSnapshots"}, {"ErrorCode", "RequestLimitExceeded"}, {"Count", 1}});
+  RawResponse inspected = Convoy("a", "GET", "/v1/volumes/", {{"VolumeName", "vol"}});
+  ASSERT_EQ(200, inspected.status) << inspected.body;
+  EXPECT_EQ("unknown: Injected fault on DescribeSnapshots",
+            json::parse(inspected.body)["Snapshots"]["s1"]["DriverInfo"]["State"]);
   ASSERT_EQ(200, Convoy("a", "POST", "/v1/volumes/umount", {{"VolumeName", "vol"}}).status);
   ASSERT_EQ(200, Convoy("a", "DELETE", "/v1/volumes/", {{"VolumeName", "vol"}}).status);
   Ec2("DeleteVolume", {{"VolumeId", big}});
