@@ -1,5 +1,6 @@
-// convoy-fake cloud through its socket: the EC2 and admin routes, fault
-// injection (error codes, dropped connections, latency), bad input, and a
+// convoy-fake cloud through its socket: the EC2 and admin routes (snapshots
+// included), fault injection by operation name (error codes, stuck
+// transitions, dropped connections, latency), bad input, and a
 // daemon rolling back a create whose attach the cloud refused.
 #include <gtest/gtest.h>
 

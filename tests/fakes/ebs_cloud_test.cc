@@ -1,6 +1,6 @@
 // The EBS cloud model on a manual clock and fake loop devices: every state
-// transition, EC2 error code, the device-name limit, the invariant, and
-// persistence across a restart.
+// transition, EC2 error code, the device-name limit, the invariant,
+// snapshots (states, data, restore, errors), and persistence across a restart.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 

@@ -1,6 +1,7 @@
 // convoy-fake cloud + daemons for real (root): loop devices, mkfs, mount(2)
-// inside each daemon's private mount namespace, failover between hosts, and
-// nothing left behind (no loop device, no mount, no process).
+// inside each daemon's private mount namespace, failover between hosts, EBS
+// snapshots and backups restored into new volumes, Convoy's error texts for
+// them, and nothing left behind (no loop device, no mount, no process).
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
