@@ -143,6 +143,7 @@ struct CloudFlags {
   std::string zone = "us-east-1a";
   int64_t transition_delay_ms = 0;
   int64_t consistency_delay_ms = 0;
+  int64_t snapshot_delay_ms = 0;
 };
 
 int RunCloud(const CommonFlags& common, const CloudFlags& flags) {
@@ -158,6 +159,7 @@ int RunCloud(const CommonFlags& common, const CloudFlags& flags) {
   config.availability_zone = flags.zone;
   config.transition_delay_ms = flags.transition_delay_ms;
   config.consistency_delay_ms = flags.consistency_delay_ms;
+  config.snapshot_delay_ms = flags.snapshot_delay_ms;
   ebs::Cloud cloud(config, clock, *loops);
   http::ServerOptions server_options;
   server_options.socket_path = common.socket;
@@ -194,20 +196,26 @@ int RunCloud(const CommonFlags& common, const CloudFlags& flags) {
   return 0;
 }
 
+// The flags both roles have: --socket (with its default), --state-dir, --socket-mode.
+void AddCommonFlags(CLI::App* role, CommonFlags& flags, const std::string& default_socket,
+                    const std::string& socket_help, const std::string& state_dir_help) {
+  flags.socket = default_socket;
+  role->add_option("--socket", flags.socket, socket_help)->capture_default_str();
+  role->add_option("--state-dir", flags.state_dir, state_dir_help)->required();
+  role->add_option("--socket-mode", flags.socket_mode, "socket file mode (octal)")
+      ->capture_default_str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"convoy-fake: a fake Convoy daemon and EBS cloud for FlexVolume tests"};
   app.require_subcommand(1);
   CommonFlags daemon_common;
-  daemon_common.socket = "/var/run/convoy/convoy.sock";
   DaemonFlags daemon_flags;
   CLI::App* daemon = app.add_subcommand("daemon", "one Convoy daemon for one host");
-  daemon->add_option("--socket", daemon_common.socket, "Convoy API socket")->capture_default_str();
-  daemon->add_option("--state-dir", daemon_common.state_dir, "root: metadata, lock, log")
-      ->required();
-  daemon->add_option("--socket-mode", daemon_common.socket_mode, "socket file mode (octal)")
-      ->capture_default_str();
+  AddCommonFlags(daemon, daemon_common, "/var/run/convoy/convoy.sock", "Convoy API socket",
+                 "root: metadata, lock, log");
   daemon->add_option("--drivers", daemon_flags.drivers, "vfs, ebs or vfs,ebs (first is default)")
       ->capture_default_str();
   daemon->add_option("--vfs-path", daemon_flags.vfs_path,
@@ -219,14 +227,10 @@ int main(int argc, char** argv) {
   daemon->add_flag("--ignore-docker-delete", daemon_flags.ignore_docker_delete);
   daemon->add_flag("--create-on-docker-mount", daemon_flags.create_on_docker_mount);
   CommonFlags cloud_common;
-  cloud_common.socket = "/var/run/convoy-fake/cloud.sock";
   CloudFlags cloud_flags;
   CLI::App* cloud = app.add_subcommand("cloud", "the EBS cloud model and its admin API");
-  cloud->add_option("--socket", cloud_common.socket, "cloud API socket")->capture_default_str();
-  cloud->add_option("--state-dir", cloud_common.state_dir, "volumes, state.json, lock, log")
-      ->required();
-  cloud->add_option("--socket-mode", cloud_common.socket_mode, "socket file mode (octal)")
-      ->capture_default_str();
+  AddCommonFlags(cloud, cloud_common, "/var/run/convoy-fake/cloud.sock", "cloud API socket",
+                 "volumes, snapshots, state.json, lock, log");
   cloud->add_option("--az", cloud_flags.zone, "availability zone")->capture_default_str();
   cloud
       ->add_option("--attach-delay", cloud_flags.transition_delay_ms,
@@ -235,6 +239,10 @@ int main(int argc, char** argv) {
   cloud
       ->add_option("--consistency-delay", cloud_flags.consistency_delay_ms,
                    "ms a new volume stays invisible to DescribeVolumes")
+      ->capture_default_str();
+  cloud
+      ->add_option("--snapshot-delay", cloud_flags.snapshot_delay_ms,
+                   "ms a new snapshot stays pending before it is completed")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {

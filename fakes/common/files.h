@@ -1,6 +1,7 @@
 #pragma once
 // Small file-system helpers shared by the cloud and the daemon. Errors are
 // std::runtime_error texts naming the operation, the path and errno's reason.
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -10,6 +11,10 @@ namespace flexkit::fakes {
 // fsync, rename over `path`, fsync of the directory. A reader sees the old
 // or the new file, never a half-written one, even after a kill -9.
 void WriteFileAtomically(const std::string& path, std::string_view content);
+// Copies `from` to a new file `to` (mode 0600), keeping holes, then sets its
+// size to `size` bytes (the new volume may be larger than the snapshot).
+// A failed copy leaves no `to` behind.
+void CopySparseFile(const std::string& from, const std::string& to, int64_t size);
 // Whole file; throws when it cannot be read.
 std::string ReadFile(const std::string& path);
 // mkdir -p with `mode` for the directories it creates.

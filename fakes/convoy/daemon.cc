@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fakes/common/files.h"
+#include "fakes/convoy/driver_common.h"
 #include "fakes/convoy/names.h"
 #include "fakes/convoy/objectstore.h"
 #include "fakes/convoy/request_types.h"
@@ -140,6 +141,11 @@ int64_t ParseGoAtoi(const std::string& s) {
 
 std::string PluginJson(const nlohmann::ordered_json& j) { return GoIndent(j); }
 
+// The two ways Convoy says a volume is missing: 404 on inspect and delete,
+// 400 elsewhere.
+ConvoyError VolumeNotFound(const std::string&) { return ConvoyError("Volume not found.", 404); }
+ConvoyError VolumeDoesNotExist(const std::string& name) { return NoSuchVolume(name); }
+
 Response PluginErr(const std::string& message) { return GoText(PluginJson({{"Err", message}})); }
 
 }  // namespace
@@ -234,6 +240,35 @@ std::string ConvoyDaemon::VolumeResponse(const std::string& name, const VolumeDr
   return out;
 }
 
+template <typename Answer>
+Response ConvoyDaemon::WithVolume(const std::string& name, MissingVolume missing,
+                                  Answer&& answer) {
+  CheckName(name);
+  NameLocks::Guard guard(volume_locks_, name);
+  VolumeDriver* driver = FindVolume(name);
+  if (driver == nullptr) throw missing(name);
+  return answer(name, *driver);
+}
+
+template <typename Answer>
+Response ConvoyDaemon::WithSnapshotVolume(const std::string& snapshot,
+                                          const std::string& unindexed, Answer&& answer) {
+  CheckName(snapshot);
+  std::string volume = VolumeOfSnapshot(snapshot);
+  if (volume.empty()) throw ConvoyError(unindexed + snapshot);
+  NameLocks::Guard guard(volume_locks_, volume);
+  VolumeDriver* driver = FindVolume(volume);
+  if (driver == nullptr) throw ConvoyError("cannot find volume " + volume);
+  return answer(volume, *driver);
+}
+
+VolumeDriver& ConvoyDaemon::BackupDriverFor(const std::string& url) {
+  std::string driver_name = url.starts_with("ebs") ? "ebs" : "vfs";
+  VolumeDriver* driver = FindDriver(driver_name);
+  if (driver == nullptr) throw ConvoyError("Cannot find driver " + driver_name + " for backup");
+  return *driver;
+}
+
 Response ConvoyDaemon::Info() {
   nlohmann::ordered_json general = {{"Root", config_.root},
                                     {"DriverList", config_.drivers},
@@ -254,44 +289,59 @@ Response ConvoyDaemon::Info() {
 Response ConvoyDaemon::VolumeList(const http::Request& request) {
   bool raw = request.QueryParam("driver") == std::optional<std::string>("1");
   // Streamed by hand: 10,000 entries must serialise in milliseconds.
-  std::map<std::string, std::pair<const VolumeDriver*, std::shared_ptr<const VolumeListing>>> all;
+  struct Listed {
+    const VolumeDriver* driver;
+    std::map<std::string, std::shared_ptr<const VolumeListing>> volumes;
+  };
+  std::vector<Listed> listed;
   for (auto& d : drivers_) {
-    for (auto& [name, listing] : d->List())
-      all.emplace(name, std::make_pair(d.get(), std::move(listing)));
+    auto volumes = d->List();
+    if (!volumes.empty()) listed.push_back({d.get(), std::move(volumes)});
   }
-  if (all.empty()) return GoText("{}");
+  if (listed.empty()) return GoText("{}");
   std::string body = "{";
-  body.reserve(all.size() * (raw ? 256 : 512));
+  body.reserve(listed.front().volumes.size() * (raw ? 256 : 512));
   bool first = true;
-  for (const auto& [name, entry] : all) {
+  auto append = [&](const std::string& name, const VolumeDriver& driver,
+                    const VolumeListing& listing) {
     body.append(first ? "\n\t" : ",\n\t");
     first = false;
     AppendGoQuoted(body, name);
     body.append(": ");
-    const auto& [driver, listing] = entry;
-    const std::string& rendered = raw ? listing->info_json : listing->response_json;
+    const std::string& rendered = raw ? listing.info_json : listing.response_json;
     if (!rendered.empty()) {
       body.append(rendered);
     } else if (raw) {
-      AppendInfo(body, listing->info, driver->Name(), 1);
+      AppendInfo(body, listing.info, driver.Name(), 1);
     } else {
-      AppendVolumeResponse(body, name, driver->Name(), *listing, 1);
+      AppendVolumeResponse(body, name, driver.Name(), listing, 1);
     }
+  };
+  if (listed.size() == 1) {
+    for (const auto& [name, listing] : listed.front().volumes) {
+      append(name, *listed.front().driver, *listing);
+    }
+  } else {
+    // Names are global: with several drivers, the first that lists a name has it.
+    std::map<std::string, std::pair<const VolumeDriver*, const VolumeListing*>> all;
+    for (const auto& [driver, volumes] : listed) {
+      for (const auto& [name, listing] : volumes) all.emplace(name, std::pair(driver, listing.get()));
+    }
+    for (const auto& [name, entry] : all) append(name, *entry.first, *entry.second);
   }
-  return GoText(body + "\n}");
+  body.append("\n}");
+  return GoText(std::move(body));
 }
 
 Response ConvoyDaemon::VolumeInspect(const std::string& body) {
   GoValues req = Decode(body, api::kVolumeInspect);
-  std::string name = req.String("VolumeName");
-  CheckName(name);
-  NameLocks::Guard guard(volume_locks_, name);
-  VolumeDriver* driver = FindVolume(name);
-  if (driver == nullptr) throw ConvoyError("Volume not found.", 404);
-  VolumeListing listing;
-  listing.info = *driver->VolumeInfo(name);
-  listing.snapshots = driver->Snapshots(name);
-  return GoText(VolumeResponse(name, *driver, listing));
+  return WithVolume(req.String("VolumeName"), VolumeNotFound,
+                    [&](const std::string& name, VolumeDriver& driver) {
+                      VolumeListing listing;
+                      listing.info = *driver.VolumeInfo(name);
+                      listing.snapshots = driver.Snapshots(name);
+                      return GoText(VolumeResponse(name, driver, listing));
+                    });
 }
 
 std::string ConvoyDaemon::CreateVolume(CreateRequest request, const std::string& driver_name) {
@@ -346,51 +396,52 @@ Response ConvoyDaemon::VolumeCreate(const std::string& body) {
 
 Response ConvoyDaemon::VolumeMount(const std::string& body) {
   GoValues req = Decode(body, api::kVolumeMount);
-  std::string name = req.String("VolumeName");
-  CheckName(name);
-  NameLocks::Guard guard(volume_locks_, name);
-  VolumeDriver* driver = FindVolume(name);
-  if (driver == nullptr) throw ConvoyError("volume " + name + " doesn't exist");
-  std::string mount_point = driver->Mount({.name = name,
-                                           .mount_point = req.String("MountPoint"),
-                                           .read_write = req.String("ReadWrite"),
-                                           .bind_mount = req.String("BindMount"),
-                                           .remount = req.Bool("ReMount")});
-  spdlog::info("mounted volume {} at {}", name, mount_point);
-  if (!req.Bool("Verbose")) return GoText(mount_point);
-  nlohmann::ordered_json j = {
-      {"Name", name},      {"Driver", ""},          {"MountPoint", mount_point},
-      {"CreatedTime", ""}, {"DriverInfo", nullptr}, {"Snapshots", nullptr}};
-  return GoText(GoIndent(j));
+  return WithVolume(
+      req.String("VolumeName"), VolumeDoesNotExist,
+      [&](const std::string& name, VolumeDriver& driver) {
+        std::string mount_point = driver.Mount({.name = name,
+                                                .mount_point = req.String("MountPoint"),
+                                                .read_write = req.String("ReadWrite"),
+                                                .bind_mount = req.String("BindMount"),
+                                                .remount = req.Bool("ReMount")});
+        spdlog::info("mounted volume {} at {}", name, mount_point);
+        if (!req.Bool("Verbose")) return GoText(mount_point);
+        nlohmann::ordered_json j = {
+            {"Name", name},      {"Driver", ""},          {"MountPoint", mount_point},
+            {"CreatedTime", ""}, {"DriverInfo", nullptr}, {"Snapshots", nullptr}};
+        return GoText(GoIndent(j));
+      });
 }
 
 Response ConvoyDaemon::VolumeUmount(const std::string& body) {
   GoValues req = Decode(body, api::kVolumeUmount);
-  std::string name = req.String("VolumeName");
-  CheckName(name);
-  NameLocks::Guard guard(volume_locks_, name);
-  VolumeDriver* driver = FindVolume(name);
-  if (driver == nullptr) throw ConvoyError("volume " + name + " doesn't exist");
-  driver->Umount(name);
-  spdlog::info("unmounted volume {}", name);
-  return Empty();
+  return WithVolume(req.String("VolumeName"), VolumeDoesNotExist,
+                    [&](const std::string& name, VolumeDriver& driver) {
+                      driver.Umount(name);
+                      spdlog::info("unmounted volume {}", name);
+                      return Empty();
+                    });
 }
 
-Response ConvoyDaemon::VolumeDelete(const std::string& body) {
-  GoValues req = Decode(body, api::kVolumeDelete);
-  std::string name = req.String("VolumeName");
-  CheckName(name);
-  NameLocks::Guard guard(volume_locks_, name);
-  VolumeDriver* driver = FindVolume(name);
-  if (driver == nullptr) throw ConvoyError("Volume not found.", 404);
-  auto snapshots = driver->Snapshots(name);
-  driver->Delete(name, req.Bool("ReferenceOnly"));
-  spdlog::info("deleted volume {} (reference only: {})", name, req.Bool("ReferenceOnly"));
+void ConvoyDaemon::DeleteVolume(const std::string& name, VolumeDriver& driver,
+                                bool reference_only) {
+  auto snapshots = driver.Snapshots(name);
+  driver.Delete(name, reference_only);
+  spdlog::info("deleted volume {} (reference only: {})", name, reference_only);
   std::lock_guard lock(index_mutex_);
   name_index_.erase(name);
   // Convoy forgets the snapshot names but keeps snapshot -> volume entries.
   for (const auto& [snapshot, info] : snapshots) name_index_.erase(snapshot);
-  return Empty();
+}
+
+Response ConvoyDaemon::VolumeDelete(const std::string& body) {
+  GoValues req = Decode(body, api::kVolumeDelete);
+  bool reference_only = req.Bool("ReferenceOnly");
+  return WithVolume(req.String("VolumeName"), VolumeNotFound,
+                    [&](const std::string& name, VolumeDriver& driver) {
+                      DeleteVolume(name, driver, reference_only);
+                      return Empty();
+                    });
 }
 
 Response ConvoyDaemon::SnapshotCreate(const std::string& body) {
@@ -404,86 +455,85 @@ Response ConvoyDaemon::SnapshotCreate(const std::string& body) {
   } else {
     snapshot = GenerateName("snapshot");
   }
-  NameLocks::Guard guard(volume_locks_, volume);
-  VolumeDriver* driver = FindVolume(volume);
-  if (driver == nullptr) throw ConvoyError("volume " + volume + " doesn't exist");
-  driver->CreateSnapshot(snapshot, volume);
-  {
-    std::lock_guard lock(index_mutex_);
-    name_index_[snapshot] = true;
-    auto [it, inserted] = snapshot_volume_index_.emplace(snapshot, volume);
-    if (!inserted && it->second != volume) {
-      throw ConvoyError("BUG: Conflict when updating index, " + snapshot + " was mapped to " +
-                        it->second + ", but " + volume + " want to be mapped too");
+  return WithVolume(volume, VolumeDoesNotExist, [&](const std::string&, VolumeDriver& driver) {
+    driver.CreateSnapshot(snapshot, volume);
+    {
+      std::lock_guard lock(index_mutex_);
+      name_index_[snapshot] = true;
+      auto [it, inserted] = snapshot_volume_index_.emplace(snapshot, volume);
+      if (!inserted && it->second != volume) {
+        throw ConvoyError("BUG: Conflict when updating index, " + snapshot + " was mapped to " +
+                          it->second + ", but " + volume + " want to be mapped too");
+      }
     }
-  }
-  if (!req.Bool("Verbose")) return GoText(snapshot);
-  InfoMap info = *driver->SnapshotInfo(snapshot, volume);
-  nlohmann::ordered_json j = {{"Name", snapshot},
-                              {"VolumeName", volume},
-                              {"CreatedTime", info["SnapshotCreatedAt"]},
-                              {"DriverInfo", InfoJson(info, driver->Name())}};
-  return GoText(GoIndent(j));
+    if (!req.Bool("Verbose")) return GoText(snapshot);
+    InfoMap info = *driver.SnapshotInfo(snapshot, volume);
+    nlohmann::ordered_json j = {{"Name", snapshot},
+                                {"VolumeName", volume},
+                                {"CreatedTime", info["SnapshotCreatedAt"]},
+                                {"DriverInfo", InfoJson(info, driver.Name())}};
+    return GoText(GoIndent(j));
+  });
 }
 
 Response ConvoyDaemon::SnapshotInspect(const std::string& body) {
   GoValues req = Decode(body, api::kSnapshotInspect);
   std::string snapshot = req.String("SnapshotName");
-  CheckName(snapshot);
-  std::string volume = VolumeOfSnapshot(snapshot);
-  if (volume.empty()) throw ConvoyError("cannot find volume for snapshot " + snapshot);
-  NameLocks::Guard guard(volume_locks_, volume);
-  VolumeDriver* driver = FindVolume(volume);
-  if (driver == nullptr) throw ConvoyError("cannot find volume " + volume);
-  auto info = driver->SnapshotInfo(snapshot, volume);
-  if (!info) throw ConvoyError("snapshot " + snapshot + " of volume " + volume + " doesn't exist");
-  InfoMap volume_info = *driver->VolumeInfo(volume);
-  nlohmann::ordered_json j = {{"Name", snapshot},
-                              {"VolumeName", volume},
-                              {"VolumeCreatedAt", volume_info["VolumeCreatedAt"]},
-                              {"CreatedTime", (*info)["SnapshotCreatedAt"]},
-                              {"DriverInfo", InfoJson(*info, driver->Name())}};
-  return GoText(GoIndent(j));
+  return WithSnapshotVolume(
+      snapshot, "cannot find volume for snapshot ",
+      [&](const std::string& volume, VolumeDriver& driver) {
+        auto info = driver.SnapshotInfo(snapshot, volume);
+        if (!info) throw NoSuchSnapshot(snapshot, volume);
+        InfoMap volume_info = *driver.VolumeInfo(volume);
+        nlohmann::ordered_json j = {{"Name", snapshot},
+                                    {"VolumeName", volume},
+                                    {"VolumeCreatedAt", volume_info["VolumeCreatedAt"]},
+                                    {"CreatedTime", (*info)["SnapshotCreatedAt"]},
+                                    {"DriverInfo", InfoJson(*info, driver.Name())}};
+        return GoText(GoIndent(j));
+      });
 }
 
 Response ConvoyDaemon::SnapshotDelete(const std::string& body) {
   GoValues req = Decode(body, api::kSnapshotDelete);
   std::string snapshot = req.String("SnapshotName");
-  CheckName(snapshot);
-  std::string volume = VolumeOfSnapshot(snapshot);
-  if (volume.empty()) throw ConvoyError("cannot find volume for snapshot " + snapshot);
-  NameLocks::Guard guard(volume_locks_, volume);
-  VolumeDriver* driver = FindVolume(volume);
-  if (driver == nullptr) throw ConvoyError("cannot find volume " + volume);
-  driver->DeleteSnapshot(snapshot, volume);
-  std::lock_guard lock(index_mutex_);
-  name_index_.erase(snapshot);
-  snapshot_volume_index_.erase(snapshot);
-  return Empty();
+  return WithSnapshotVolume(snapshot, "cannot find volume for snapshot ",
+                            [&](const std::string& volume, VolumeDriver& driver) {
+                              driver.DeleteSnapshot(snapshot, volume);
+                              std::lock_guard lock(index_mutex_);
+                              name_index_.erase(snapshot);
+                              snapshot_volume_index_.erase(snapshot);
+                              return Empty();
+                            });
 }
 
 Response ConvoyDaemon::BackupCreate(const std::string& body) {
   GoValues req = Decode(body, api::kBackupCreate);
   std::string snapshot = req.String("SnapshotName");
-  CheckName(snapshot);
-  std::string volume = VolumeOfSnapshot(snapshot);
-  if (volume.empty()) throw ConvoyError("Cannot find volume of snapshot " + snapshot);
-  NameLocks::Guard guard(volume_locks_, volume);
-  VolumeDriver* driver = FindVolume(volume);
-  if (driver == nullptr) throw ConvoyError("cannot find volume " + volume);
-  std::string url = driver->CreateBackup(snapshot, volume, UnescapeBackupUrl(req.String("URL")),
-                                         req.String("Endpoint"));
-  if (req.Bool("Verbose")) return GoText(GoIndent({{"URL", url}}));
-  auto amp = url.find('&');
-  if (amp != std::string::npos) url.replace(amp, 1, "\\u0026");
-  return GoText(url);
+  return WithSnapshotVolume(
+      snapshot, "Cannot find volume of snapshot ",
+      [&](const std::string& volume, VolumeDriver& driver) {
+        std::string url = driver.CreateBackup(
+            snapshot, volume, UnescapeBackupUrl(req.String("URL")), req.String("Endpoint"));
+        if (req.Bool("Verbose")) return GoText(GoIndent({{"URL", url}}));
+        auto amp = url.find('&');
+        if (amp != std::string::npos) url.replace(amp, 1, "\\u0026");
+        return GoText(url);
+      });
 }
 
 Response ConvoyDaemon::BackupList(const std::string& body) {
   GoValues req = Decode(body, api::kBackupList);
+  // Merged over the drivers in order; the first failure fails the listing.
+  std::map<std::string, InfoMap> all;
+  for (auto& d : drivers_) {
+    for (auto& [url, info] :
+         d->ListBackups(UnescapeBackupUrl(req.String("URL")), req.String("VolumeName"))) {
+      all[url] = std::move(info);
+    }
+  }
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& [url, info] :
-       ListBackups(UnescapeBackupUrl(req.String("URL")), req.String("VolumeName"))) {
+  for (const auto& [url, info] : all) {
     nlohmann::ordered_json entry = nlohmann::ordered_json::object();
     for (const auto& [k, v] : info) entry[k] = v;
     j[url] = entry;
@@ -493,14 +543,16 @@ Response ConvoyDaemon::BackupList(const std::string& body) {
 
 Response ConvoyDaemon::BackupInspect(const std::string& body) {
   GoValues req = Decode(body, api::kBackupList);
+  std::string url = UnescapeBackupUrl(req.String("URL"));
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : InspectBackup(UnescapeBackupUrl(req.String("URL")))) j[k] = v;
+  for (const auto& [k, v] : BackupDriverFor(url).InspectBackup(url)) j[k] = v;
   return GoText(GoIndent(j));
 }
 
 Response ConvoyDaemon::BackupDelete(const std::string& body) {
   GoValues req = Decode(body, api::kBackupDelete);
-  DeleteBackup(UnescapeBackupUrl(req.String("URL")));
+  std::string url = UnescapeBackupUrl(req.String("URL"));
+  BackupDriverFor(url).DeleteBackup(url);
   return Empty();
 }
 
@@ -557,11 +609,7 @@ Response ConvoyDaemon::Plugin(const std::string& route, const http::Request& req
     }
     if (route == "/VolumeDriver.Remove") {
       if (driver == nullptr) return GoText("{}");
-      auto snapshots = driver->Snapshots(name);
-      driver->Delete(name, /*reference_only=*/true);
-      std::lock_guard lock(index_mutex_);
-      name_index_.erase(name);
-      for (const auto& [snapshot, info] : snapshots) name_index_.erase(snapshot);
+      DeleteVolume(name, *driver, /*reference_only=*/true);
       return GoText("{}");
     }
     if (route == "/VolumeDriver.Mount") {

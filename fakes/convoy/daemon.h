@@ -48,8 +48,23 @@ class ConvoyDaemon {
   http::Response BackupInspect(const std::string& body);
   http::Response BackupDelete(const std::string& body);
 
+  // The shape most handlers share: check the volume's name, hold its lock,
+  // find its driver (or throw `missing(name)`), then `answer(name, driver)`.
+  using MissingVolume = ConvoyError (*)(const std::string& name);
+  template <typename Answer>
+  http::Response WithVolume(const std::string& name, MissingVolume missing, Answer&& answer);
+  // The same for a snapshot's volume, found in the snapshot index;
+  // `unindexed` is the text (before the snapshot's name) when it is not there.
+  template <typename Answer>
+  http::Response WithSnapshotVolume(const std::string& snapshot, const std::string& unindexed,
+                                    Answer&& answer);
+  // The driver that made a backup URL: ebs:// is the ebs driver's, any
+  // other URL the vfs driver's object store.
+  VolumeDriver& BackupDriverFor(const std::string& url);
   // Shared by REST create and the plugin's Create/Mount: returns the name.
   std::string CreateVolume(CreateRequest request, const std::string& driver_name);
+  // Shared by REST delete and the plugin's Remove (the caller holds the lock).
+  void DeleteVolume(const std::string& name, VolumeDriver& driver, bool reference_only);
   // The driver that has `name`, or nullptr (Convoy's getVolume).
   VolumeDriver* FindVolume(const std::string& name);
   VolumeDriver* FindDriver(const std::string& name);

@@ -1,6 +1,7 @@
 #include "fakes/convoy/ebs_driver.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,12 +11,15 @@
 
 #include "fakes/common/files.h"
 #include "fakes/common/process.h"
+#include "fakes/convoy/driver_common.h"
 #include "fakes/convoy/names.h"
 
 namespace flexkit::fakes::convoy {
 namespace {
 
 constexpr std::string_view kPrefix = "ebs_volume_";
+constexpr std::string_view kSuffix = ".json";
+constexpr std::string_view kBackupScheme = "ebs://";
 constexpr int64_t kGiB = 1LL << 30;
 
 int64_t NowMs() {
@@ -36,7 +40,11 @@ EbsDriver::EbsDriver(EbsConfig config, Mounter& mounter)
   MakeDirs(config_.root, 0700);
   MakeDirs(config_.dev_dir, 0755);
   try {
-    Call("DescribeInstances", {{"InstanceIds", {config_.instance_id}}});
+    nlohmann::json instance =
+        Call("DescribeInstances", {{"InstanceIds", {config_.instance_id}}})["Instances"][0];
+    zone_ = instance["AvailabilityZone"];
+    // An EC2 zone is its region plus one letter (us-east-1a is in us-east-1).
+    region_ = zone_.substr(0, zone_.find_last_not_of("abcdefghijklmnopqrstuvwxyz") + 1);
   } catch (const std::exception& e) {
     throw std::runtime_error("start ebs driver for instance " + config_.instance_id + " on cloud " +
                              config_.cloud_socket + ": " + e.what());
@@ -59,12 +67,12 @@ InfoMap EbsDriver::Info() const {
           {"DefaultKmsKey", ""},
           {"DefaultEncrypted", "false"},
           {"InstanceID", config_.instance_id},
-          {"Region", "us-east-1"},
-          {"AvailiablityZone", "us-east-1a"}};
+          {"Region", region_},
+          {"AvailiablityZone", zone_}};
 }
 
 std::string EbsDriver::RecordFile(const std::string& name) const {
-  return config_.root + "/" + std::string(kPrefix) + name + ".json";
+  return config_.root + "/" + std::string(kPrefix) + name + std::string(kSuffix);
 }
 
 std::optional<EbsDriver::Record> EbsDriver::Load(const std::string& name) const {
@@ -87,16 +95,28 @@ std::optional<EbsDriver::Record> EbsDriver::Load(const std::string& name) const 
   r.created_time = j.value("CreatedTime", "");
   r.pre_exist = j.value("PreExist", false);
   r.attached = j.value("Attached", false);
+  nlohmann::json snapshots = j.value("Snapshots", nlohmann::json::object());
+  for (const auto& [snapshot, sj] : snapshots.items()) {
+    r.snapshots[snapshot] = {snapshot, sj.value("EBSID", ""), sj.value("CreatedTime", "")};
+  }
   return r;
 }
 
 EbsDriver::Record EbsDriver::LoadExisting(const std::string& name) const {
   auto r = Load(name);
-  if (!r) throw ConvoyError("volume " + name + " doesn't exist");
+  if (!r) throw NoSuchVolume(name);
   return *r;
 }
 
 void EbsDriver::Save(const Record& r) const {
+  // Convoy's record keeps {Name, VolumeName, EBSID} per snapshot.
+  nlohmann::ordered_json snapshots = nlohmann::ordered_json::object();
+  for (const auto& [name, s] : r.snapshots) {
+    snapshots[name] = {{"Name", s.name},
+                       {"VolumeName", r.name},
+                       {"EBSID", s.ebs_id},
+                       {"CreatedTime", s.created_time}};
+  }
   nlohmann::ordered_json j = {{"Name", r.name},
                               {"EBSID", r.ebs_id},
                               {"Device", r.device},
@@ -107,7 +127,7 @@ void EbsDriver::Save(const Record& r) const {
                               {"CreatedTime", r.created_time},
                               {"PreExist", r.pre_exist},
                               {"Attached", r.attached},
-                              {"Snapshots", nlohmann::ordered_json::object()}};
+                              {"Snapshots", snapshots}};
   WriteFileAtomically(RecordFile(r.name), j.dump() + "\n");
 }
 
@@ -273,8 +293,6 @@ void EbsDriver::Create(const CreateRequest& request) {
   if (!request.backup_url.empty() && !request.driver_volume_id.empty()) {
     throw ConvoyError("Cannot create volume from both backup and existing volume");
   }
-  if (!request.backup_url.empty())
-    throw ConvoyError("ebs backups are not supported by convoy-fake");
   std::string fs = request.fs_type.empty() ? "ext4" : request.fs_type;
   if (fs != "ext4" && fs != "xfs") throw ConvoyError("Invalid FSType " + fs + ": use ext4 or xfs");
   Record r;
@@ -290,11 +308,19 @@ void EbsDriver::Create(const CreateRequest& request) {
     if (type == "io1" && request.iops <= 0) throw ConvoyError("Invalid IOPS for volume type io1");
     if (type != "io1" && request.iops != 0)
       throw ConvoyError("IOPS only valid for volume type io1");
-    int64_t size = request.size > 0 ? request.size : config_.default_volume_size;
-    int64_t gib = (size + kGiB - 1) / kGiB;
+    nlohmann::json create = {{"VolumeType", type}, {"Iops", request.iops}};
+    if (!request.backup_url.empty()) {
+      // The snapshot's size unless asked for more (the cloud refuses less).
+      std::string snapshot_id = ParseBackupUrl(request.backup_url).snapshot_id;
+      WaitForSnapshot(snapshot_id);
+      create["SnapshotId"] = snapshot_id;
+      create["Size"] = (request.size + kGiB - 1) / kGiB;
+    } else {
+      int64_t size = request.size > 0 ? request.size : config_.default_volume_size;
+      create["Size"] = (size + kGiB - 1) / kGiB;
+    }
     try {
-      r.ebs_id = Call("CreateVolume",
-                      {{"Size", gib}, {"VolumeType", type}, {"Iops", request.iops}})["VolumeId"];
+      r.ebs_id = Call("CreateVolume", create)["VolumeId"];
     } catch (const CloudError& e) {
       throw ConvoyError(AwsErrorText(e));
     }
@@ -305,11 +331,12 @@ void EbsDriver::Create(const CreateRequest& request) {
     r.loop_device = attachment["LoopDevice"];
     r.device = LinkDevice(attachment);
     r.attached = true;
-    // A blank device is formatted; an existing filesystem of another type is
-    // an error when the caller named a type, and is used as it is otherwise.
+    // A blank device is formatted (unless its data comes from a backup); an
+    // existing filesystem of another type is an error when the caller named
+    // a type, and is used as it is otherwise.
     std::string found = mounter_.ProbeFilesystem(r.loop_device);
     if (!found.empty() && request.fs_type.empty()) r.fs_type = found;
-    Format(r.loop_device, r.fs_type, /*blank_allowed=*/true);
+    Format(r.loop_device, r.fs_type, /*blank_allowed=*/request.backup_url.empty());
     Save(r);
   } catch (...) {
     // Leave nothing half-done: detach what we attached, delete what we made.
@@ -330,14 +357,9 @@ std::string EbsDriver::Mount(const MountRequest& request) {
   Record r = LoadExisting(request.name);
   if (!request.bind_mount.empty())
     throw ConvoyError("BindMount is only supported by the vfs driver");
-  if (!request.read_write.empty() && request.read_write != "rw" && request.read_write != "ro") {
-    throw ConvoyError("Invalid ReadWrite " + request.read_write + ": use rw or ro");
-  }
-  if (!request.mount_point.empty() && request.mount_point[0] != '/') {
-    throw ConvoyError("mount point " + request.mount_point + " is not an absolute path");
-  }
+  CheckReadWrite(request.read_write);
   std::string target = request.mount_point.empty() ? config_.root + "/mounts/" + r.name
-                                                   : CleanPath(request.mount_point);
+                                                   : CheckedMountPoint(request.mount_point);
   nlohmann::json v = Describe(r.ebs_id);
   const nlohmann::json* a = AttachmentOf(v);
   if (a == nullptr || (*a)["InstanceId"] != config_.instance_id || (*a)["State"] != "attached") {
@@ -346,22 +368,15 @@ std::string EbsDriver::Mount(const MountRequest& request) {
   }
   if (!r.mount_point.empty() && mounter_.IsMountPoint(r.mount_point)) {
     if (r.mount_point == target) return target;
-    if (!request.remount) {
-      throw ConvoyError("Volume " + r.name + " was already mounted at " + r.mount_point +
-                        ", but asked to mount at " + target);
-    }
+    if (!request.remount) throw AlreadyMounted(r.name, r.mount_point, target);
     mounter_.Unmount(r.mount_point);
   }
-  try {
+  AsConvoyError([&] {
     MakeDirs(target, 0755);
     MountOptions options;
     options.read_only = request.read_write == "ro";
     mounter_.Mount(r.loop_device, target, mounter_.ProbeFilesystem(r.loop_device), options);
-  } catch (const ConvoyError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw ConvoyError(e.what());
-  }
+  });
   r.mount_point = target;
   r.read_write = request.read_write;
   Save(r);
@@ -371,11 +386,9 @@ std::string EbsDriver::Mount(const MountRequest& request) {
 void EbsDriver::Umount(const std::string& name) {
   Record r = LoadExisting(name);
   if (r.mount_point.empty()) return;
-  try {
+  AsConvoyError([&] {
     if (mounter_.IsMountPoint(r.mount_point)) mounter_.Unmount(r.mount_point);
-  } catch (const std::exception& e) {
-    throw ConvoyError(e.what());
-  }
+  });
   if (r.mount_point == config_.root + "/mounts/" + r.name) ::rmdir(r.mount_point.c_str());
   r.mount_point.clear();
   Save(r);
@@ -434,16 +447,13 @@ std::map<std::string, std::shared_ptr<const VolumeListing>> EbsDriver::List() {
   DIR* dir = ::opendir(config_.root.c_str());
   if (dir == nullptr) return out;
   while (dirent* e = ::readdir(dir)) {
-    std::string file = e->d_name;
-    if (file.rfind(kPrefix, 0) != 0 || file.size() < kPrefix.size() + 5 ||
-        file.substr(file.size() - 5) != ".json") {
-      continue;
-    }
-    std::string name = file.substr(kPrefix.size(), file.size() - kPrefix.size() - 5);
-    if (auto r = Load(name)) {
+    auto name = VolumeOfRecordFile(e->d_name, kPrefix, kSuffix);
+    if (!name) continue;
+    if (auto r = Load(*name)) {
       auto listing = std::make_shared<VolumeListing>();
       listing->info = InfoOf(*r);
-      out[name] = std::move(listing);
+      listing->snapshots = Snapshots(*name);
+      out[*name] = std::move(listing);
     }
   }
   ::closedir(dir);
@@ -495,26 +505,185 @@ void EbsDriver::Reconcile() {
   }
 }
 
-std::map<std::string, InfoMap> EbsDriver::Snapshots(const std::string& volume) {
-  LoadExisting(volume);
-  return {};
+nlohmann::json EbsDriver::DescribeSnapshot(const std::string& snapshot_id) const {
+  try {
+    return Call("DescribeSnapshots", {{"SnapshotIds", {snapshot_id}}})["Snapshots"][0];
+  } catch (const CloudError& e) {
+    throw ConvoyError(AwsErrorText(e));
+  }
 }
 
-void EbsDriver::CreateSnapshot(const std::string&, const std::string&) {
-  throw ConvoyError("Driver ebs does not support snapshots in convoy-fake");
+nlohmann::json EbsDriver::WaitForSnapshot(const std::string& snapshot_id) const {
+  int64_t deadline = NowMs() + config_.wait_timeout_ms;
+  for (int64_t pause = 5;; pause = std::min<int64_t>(pause * 2, 200)) {
+    nlohmann::json s = DescribeSnapshot(snapshot_id);
+    std::string state = s["State"];
+    if (state == "completed") return s;
+    if (state != "pending") {
+      throw ConvoyError("snapshot " + snapshot_id + " ended in state '" + state + "'");
+    }
+    if (NowMs() > deadline) {
+      throw ConvoyError("waiting for snapshot " + snapshot_id + " to be completed: still '" +
+                        state + "' after " + std::to_string(config_.wait_timeout_ms) + " ms");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause));
+  }
+}
+
+EbsDriver::BackupLocation EbsDriver::ParseBackupUrl(const std::string& url) const {
+  auto invalid = [&] {
+    return ConvoyError("Invalid EBS backup URL " + url + ": expected ebs://<region>/snap-<id>");
+  };
+  if (!url.starts_with(kBackupScheme)) throw invalid();
+  std::string rest = url.substr(kBackupScheme.size());
+  auto slash = rest.find('/');
+  if (slash == std::string::npos || slash == 0) throw invalid();
+  BackupLocation location{rest.substr(0, slash), rest.substr(slash + 1)};
+  if (!location.snapshot_id.starts_with("snap-") ||
+      location.snapshot_id.find('/') != std::string::npos) {
+    throw invalid();
+  }
+  if (location.region != region_) {
+    throw ConvoyError("Snapshot " + location.snapshot_id + " is at " + location.region +
+                      " rather than current region " + region_ + ". Copy snapshot is needed");
+  }
+  return location;
+}
+
+std::string EbsDriver::BackupUrlOf(const std::string& snapshot_id) const {
+  return std::string(kBackupScheme) + region_ + "/" + snapshot_id;
+}
+
+InfoMap EbsDriver::SnapshotInfoOf(const Record& r, const SnapshotRecord& s,
+                                  const nlohmann::json* described) const {
+  InfoMap info = {{"SnapshotName", s.name},      {"VolumeName", r.name},
+                  {"SnapshotCreatedAt", s.created_time}, {"EBSSnapshotID", s.ebs_id},
+                  {"EBSVolumeID", r.ebs_id},     {"KmsKeyId", ""}};
+  if (described == nullptr) {
+    info["State"] = "removed";  // the EBS snapshot was deleted (a backup delete)
+    return info;
+  }
+  info["State"] = (*described)["State"];
+  info["StartTime"] = (*described)["StartTime"];
+  info["Size"] = std::to_string((*described)["VolumeSize"].get<int64_t>() * kGiB);
+  return info;
+}
+
+InfoMap EbsDriver::BackupInfoOf(const std::string& url, const nlohmann::json& snapshot) {
+  const nlohmann::json& tags = snapshot["Tags"];
+  return {{"BackupURL", url},
+          {"DriverName", "ebs"},
+          {"EBSSnapshotID", snapshot["SnapshotId"]},
+          {"EBSVolumeID", snapshot["VolumeId"]},
+          {"Size", std::to_string(snapshot["VolumeSize"].get<int64_t>() * kGiB)},
+          {"State", snapshot["State"]},
+          {"StartTime", snapshot["StartTime"]},
+          {"VolumeName", tags.value("ConvoyVolumeName", "")},
+          {"SnapshotName", tags.value("ConvoySnapshotName", "")}};
+}
+
+std::map<std::string, InfoMap> EbsDriver::Snapshots(const std::string& volume) {
+  Record r = LoadExisting(volume);
+  std::map<std::string, InfoMap> out;
+  if (r.snapshots.empty()) return out;
+  // One call for all of the volume's snapshots; one that is missing was deleted.
+  std::map<std::string, nlohmann::json> described;
+  try {
+    nlohmann::json answer = Call("DescribeSnapshots", {{"VolumeId", r.ebs_id}});
+    for (const auto& s : answer["Snapshots"]) described[s["SnapshotId"]] = s;
+  } catch (const std::exception& e) {
+    // As for a volume's info: a listing still shows what the record knows.
+    for (const auto& [name, s] : r.snapshots) {
+      InfoMap info = SnapshotInfoOf(r, s, nullptr);
+      info["State"] = std::string("unknown: ") + e.what();
+      out[name] = std::move(info);
+    }
+    return out;
+  }
+  for (const auto& [name, s] : r.snapshots) {
+    auto it = described.find(s.ebs_id);
+    out[name] = SnapshotInfoOf(r, s, it == described.end() ? nullptr : &it->second);
+  }
+  return out;
+}
+
+void EbsDriver::CreateSnapshot(const std::string& snapshot, const std::string& volume) {
+  Record r = LoadExisting(volume);
+  if (!r.mount_point.empty() && mounter_.IsMountPoint(r.mount_point)) {
+    // As Convoy runs `sync`: what the host wrote is in the snapshot.
+    int fd = ::open(r.mount_point.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || ::syncfs(fd) != 0) {
+      int err = errno;
+      if (fd >= 0) ::close(fd);
+      throw ConvoyError("sync " + r.mount_point + ": " + GoErrno(err));
+    }
+    ::close(fd);
+  }
+  nlohmann::json created;
+  try {
+    created = Call("CreateSnapshot", {{"VolumeId", r.ebs_id},
+                                      {"Description", "Convoy snapshot"},
+                                      {"Tags",
+                                       {{"ConvoyVolumeName", volume},
+                                        {"ConvoySnapshotName", snapshot}}}});
+  } catch (const CloudError& e) {
+    throw ConvoyError(AwsErrorText(e));
+  }
+  r.snapshots[snapshot] = {snapshot, created["SnapshotId"], RubyDateNow()};
+  Save(r);
+  spdlog::info("snapshot {} of {} is {}", snapshot, volume, r.snapshots[snapshot].ebs_id);
 }
 
 void EbsDriver::DeleteSnapshot(const std::string& snapshot, const std::string& volume) {
-  throw ConvoyError("snapshot " + snapshot + " of volume " + volume + " doesn't exist");
+  Record r = LoadExisting(volume);
+  // Only Convoy's reference goes: the EBS snapshot stays (a backup may be it).
+  if (r.snapshots.erase(snapshot) == 0) throw NoSuchSnapshot(snapshot, volume);
+  Save(r);
 }
 
-std::optional<InfoMap> EbsDriver::SnapshotInfo(const std::string&, const std::string&) {
-  return std::nullopt;
+std::optional<InfoMap> EbsDriver::SnapshotInfo(const std::string& snapshot,
+                                               const std::string& volume) {
+  Record r = LoadExisting(volume);
+  if (!r.snapshots.count(snapshot)) return std::nullopt;
+  return Snapshots(volume)[snapshot];
 }
 
-std::string EbsDriver::CreateBackup(const std::string&, const std::string&, const std::string&,
-                                    const std::string&) {
-  throw ConvoyError("Driver ebs does not support backups in convoy-fake");
+std::string EbsDriver::CreateBackup(const std::string& snapshot, const std::string& volume,
+                                    const std::string&, const std::string&) {
+  Record r = LoadExisting(volume);
+  auto it = r.snapshots.find(snapshot);
+  if (it == r.snapshots.end()) throw NoSuchSnapshot(snapshot, volume);
+  WaitForSnapshot(it->second.ebs_id);
+  return BackupUrlOf(it->second.ebs_id);
+}
+
+std::map<std::string, InfoMap> EbsDriver::ListBackups(const std::string&,
+                                                      const std::string& volume_filter) {
+  // This host's snapshots, as Convoy's ebs driver lists them.
+  std::map<std::string, InfoMap> out;
+  for (const auto& [name, listing] : List()) {
+    if (!volume_filter.empty() && name != volume_filter) continue;
+    for (const auto& [snapshot, info] : listing->snapshots) {
+      if (info.at("State") == "removed") continue;
+      std::string url = BackupUrlOf(info.at("EBSSnapshotID"));
+      out[url] = BackupInfoOf(url, DescribeSnapshot(info.at("EBSSnapshotID")));
+    }
+  }
+  return out;
+}
+
+InfoMap EbsDriver::InspectBackup(const std::string& backup_url) {
+  BackupLocation location = ParseBackupUrl(backup_url);
+  return BackupInfoOf(BackupUrlOf(location.snapshot_id), DescribeSnapshot(location.snapshot_id));
+}
+
+void EbsDriver::DeleteBackup(const std::string& backup_url) {
+  BackupLocation location = ParseBackupUrl(backup_url);
+  try {
+    Call("DeleteSnapshot", {{"SnapshotId", location.snapshot_id}});
+  } catch (const CloudError& e) {
+    throw ConvoyError(AwsErrorText(e));
+  }
 }
 
 }  // namespace flexkit::fakes::convoy

@@ -15,6 +15,16 @@
 // On start the driver reconciles its records with the cloud: a volume still
 // attached here gets its device link back and is remounted; one that is not
 // is left unmounted and its record says "Attached": false.
+//
+// Snapshots are EBS snapshots (the filesystem is synced first when the
+// volume is mounted); the volume record keeps Convoy's reference to each,
+// and deleting a Convoy snapshot only drops that reference. A backup of a
+// snapshot waits for it to complete and is its URL ebs://<region>/<snap-id>
+// (the destination URL is ignored, as Convoy does); deleting a backup
+// deletes the EBS snapshot, and creating a volume from a backup URL makes a
+// new EBS volume from that snapshot (no mkfs: the data is the snapshot's).
+#include <functional>
+#include <map>
 #include <string>
 
 #include "fakes/convoy/cloud_client.h"
@@ -54,11 +64,22 @@ class EbsDriver : public VolumeDriver {
                                       const std::string& volume) override;
   std::string CreateBackup(const std::string& snapshot, const std::string& volume,
                            const std::string& dest_url, const std::string& endpoint) override;
+  std::map<std::string, InfoMap> ListBackups(const std::string& dest_url,
+                                             const std::string& volume_filter) override;
+  InfoMap InspectBackup(const std::string& backup_url) override;
+  void DeleteBackup(const std::string& backup_url) override;
 
  private:
+  struct SnapshotRecord {
+    std::string name, ebs_id, created_time;
+  };
   struct Record {
     std::string name, ebs_id, device, loop_device, mount_point, fs_type, read_write, created_time;
     bool pre_exist = false, attached = false;
+    std::map<std::string, SnapshotRecord> snapshots;
+  };
+  struct BackupLocation {
+    std::string region, snapshot_id;
   };
 
   void Reconcile();
@@ -72,6 +93,15 @@ class EbsDriver : public VolumeDriver {
   nlohmann::json WaitFor(const std::string& volume_id, const std::string& what,
                          const std::function<bool(const nlohmann::json&)>& done,
                          int64_t timeout_ms) const;
+  nlohmann::json DescribeSnapshot(const std::string& snapshot_id) const;
+  // Waits until the snapshot has left `pending`; throws unless `completed`.
+  nlohmann::json WaitForSnapshot(const std::string& snapshot_id) const;
+  // Checks an ebs://<region>/<snap-id> URL and that it is in this region.
+  BackupLocation ParseBackupUrl(const std::string& url) const;
+  InfoMap SnapshotInfoOf(const Record& r, const SnapshotRecord& s,
+                         const nlohmann::json* described) const;
+  static InfoMap BackupInfoOf(const std::string& url, const nlohmann::json& snapshot);
+  std::string BackupUrlOf(const std::string& snapshot_id) const;
   void TakeOverFrom(const std::string& volume_id, const std::string& other_instance) const;
   // Attaches to this instance (or finds the existing attachment); returns it.
   nlohmann::json AttachHere(const std::string& volume_id) const;
@@ -83,6 +113,7 @@ class EbsDriver : public VolumeDriver {
   EbsConfig config_;
   Mounter& mounter_;
   CloudClient cloud_;
+  std::string zone_, region_;  // this instance's, from the cloud
 };
 
 }  // namespace flexkit::fakes::convoy

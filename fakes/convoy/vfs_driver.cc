@@ -12,6 +12,7 @@
 
 #include "fakes/common/files.h"
 #include "fakes/common/process.h"
+#include "fakes/convoy/driver_common.h"
 #include "fakes/convoy/names.h"
 #include "fakes/convoy/objectstore.h"
 #include "fakes/convoy/volume_json.h"
@@ -147,18 +148,18 @@ VfsDriver::Cached VfsDriver::MakeCached(Volume v, const std::string& file) {
   listing->info = InfoOf(v);
   for (const auto& [sname, snap] : v.snapshots) listing->snapshots[sname] = SnapshotInfoOf(snap);
   // Listed under the name its record file gives.
-  std::string base = file.substr(file.rfind('/') + 1);
-  if (base.rfind(kPrefix, 0) == 0 && base.size() > kPrefix.size() + kSuffix.size()) {
-    std::string name = base.substr(kPrefix.size(), base.size() - kPrefix.size() - kSuffix.size());
+  auto name = VolumeOfRecordFile(file.substr(file.rfind('/') + 1), kPrefix, kSuffix);
+  if (name) {
     AppendInfo(listing->info_json, listing->info, "vfs", 1);
-    AppendVolumeResponse(listing->response_json, name, "vfs", *listing, 1);
+    AppendVolumeResponse(listing->response_json, *name, "vfs", *listing, 1);
   }
-  return {std::move(v), std::move(listing)};
+  bool valid = name && IsValidConvoyName(*name);
+  return {std::move(v), std::move(listing), std::move(name), valid};
 }
 
 VfsDriver::Volume VfsDriver::LoadExisting(const std::string& name) {
   auto v = Load(name);
-  if (!v) throw ConvoyError("volume " + name + " doesn't exist");
+  if (!v) throw NoSuchVolume(name);
   return *v;
 }
 
@@ -233,11 +234,7 @@ void VfsDriver::Create(const CreateRequest& request) {
   // Take the record lock before touching the data directory, so a name
   // that cannot be recorded changes nothing.
   { RecordLock probe(ConfigFile(v.name)); }
-  try {
-    MakeDirs(data_dir, 0700);
-  } catch (const std::exception& e) {
-    throw ConvoyError(e.what());
-  }
+  AsConvoyError([&] { MakeDirs(data_dir, 0700); });
   if (!restore_from.empty()) RestoreBackup(restore_from, data_dir);
   Save(v);
 }
@@ -285,23 +282,15 @@ std::string VfsDriver::Mount(const MountRequest& request) {
   if (request.bind_mount != "bind" && request.bind_mount != "rbind") {
     throw ConvoyError("Invalid BindMount " + request.bind_mount + ": use bind or rbind");
   }
-  if (!request.read_write.empty() && request.read_write != "rw" && request.read_write != "ro") {
-    throw ConvoyError("Invalid ReadWrite " + request.read_write + ": use rw or ro");
-  }
+  CheckReadWrite(request.read_write);
   if (request.mount_point.empty()) return "";
-  if (request.mount_point[0] != '/') {
-    throw ConvoyError("mount point " + request.mount_point + " is not an absolute path");
-  }
-  std::string target = CleanPath(request.mount_point);
+  std::string target = CheckedMountPoint(request.mount_point);
   const std::string& previous = v.mount_point;
   bool previous_is_bind = !previous.empty() && previous != v.path;
   if (previous == target && mounter_.IsMountPoint(target)) return target;
-  try {
+  AsConvoyError([&] {
     if (previous_is_bind && previous != target && mounter_.IsMountPoint(previous)) {
-      if (!request.remount) {
-        throw ConvoyError("Volume " + v.name + " was already mounted at " + previous +
-                          ", but asked to mount at " + target);
-      }
+      if (!request.remount) throw AlreadyMounted(v.name, previous, target);
       mounter_.Unmount(previous);
     }
     MakeDirs(target, 0755);
@@ -309,11 +298,7 @@ std::string VfsDriver::Mount(const MountRequest& request) {
                    {.bind = true,
                     .recursive = request.bind_mount == "rbind",
                     .read_only = request.read_write == "ro"});
-  } catch (const ConvoyError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw ConvoyError(e.what());
-  }
+  });
   v.mount_point = target;
   Save(v);
   return target;
@@ -323,11 +308,7 @@ void VfsDriver::Umount(const std::string& name) {
   Volume v = LoadExisting(name);
   if (v.mount_point.empty()) return;
   if (v.mount_point != v.path && mounter_.IsMountPoint(v.mount_point)) {
-    try {
-      mounter_.Unmount(v.mount_point);
-    } catch (const std::exception& e) {
-      throw ConvoyError(e.what());
-    }
+    AsConvoyError([&] { mounter_.Unmount(v.mount_point); });
   }
   v.mount_point.clear();
   Save(v);
@@ -348,12 +329,10 @@ std::map<std::string, std::shared_ptr<const VolumeListing>> VfsDriver::List() {
   RefreshLocked();
   std::map<std::string, std::shared_ptr<const VolumeListing>> out;
   for (const auto& [file, cached] : cache_) {
-    std::string base = file.substr(file.rfind('/') + 1);
-    if (base.compare(0, kPrefix.size(), kPrefix) != 0) continue;
-    std::string name = base.substr(kPrefix.size(), base.size() - kPrefix.size() - kSuffix.size());
+    if (!cached.listed_name) continue;
     // Convoy fails the whole listing (silently: "{}") on one bad name.
-    if (!IsValidConvoyName(name)) return {};
-    out.emplace_hint(out.end(), name, cached.listing);
+    if (!cached.valid_name) return {};
+    out.emplace_hint(out.end(), *cached.listed_name, cached.listing);
   }
   return out;
 }
@@ -369,11 +348,7 @@ void VfsDriver::CreateSnapshot(const std::string& snapshot, const std::string& v
   std::string dir = config_.root + "/snapshots";
   MakeDirs(dir, 0700);
   std::string file = dir + "/" + volume + "_" + snapshot + ".tar.gz";
-  try {
-    RunCommandOrThrow({"tar", "-czf", file, "-C", v.path, "."});
-  } catch (const std::exception& e) {
-    throw ConvoyError(e.what());
-  }
+  AsConvoyError([&] { RunCommandOrThrow({"tar", "-czf", file, "-C", v.path, "."}); });
   v.snapshots[snapshot] = {snapshot, RubyDateNow(), volume, file};
   Save(v);
 }
@@ -381,9 +356,7 @@ void VfsDriver::CreateSnapshot(const std::string& snapshot, const std::string& v
 void VfsDriver::DeleteSnapshot(const std::string& snapshot, const std::string& volume) {
   Volume v = LoadExisting(volume);
   auto it = v.snapshots.find(snapshot);
-  if (it == v.snapshots.end()) {
-    throw ConvoyError("snapshot " + snapshot + " of volume " + volume + " doesn't exist");
-  }
+  if (it == v.snapshots.end()) throw NoSuchSnapshot(snapshot, volume);
   ::unlink(it->second.file_path.c_str());
   v.snapshots.erase(it);
   Save(v);
@@ -402,9 +375,7 @@ std::string VfsDriver::CreateBackup(const std::string& snapshot, const std::stri
   if (!endpoint.empty()) throw ConvoyError("Driver vfs does not support custom endpoints");
   Volume v = LoadExisting(volume);
   auto it = v.snapshots.find(snapshot);
-  if (it == v.snapshots.end()) {
-    throw ConvoyError("snapshot " + snapshot + " of volume " + volume + " doesn't exist");
-  }
+  if (it == v.snapshots.end()) throw NoSuchSnapshot(snapshot, volume);
   return convoy::CreateBackup(dest_url, {.driver = "vfs",
                                          .volume_name = volume,
                                          .volume_created_at = v.created_time,
@@ -413,5 +384,16 @@ std::string VfsDriver::CreateBackup(const std::string& snapshot, const std::stri
                                          .snapshot_created_at = it->second.created_time,
                                          .tarball = it->second.file_path});
 }
+
+std::map<std::string, InfoMap> VfsDriver::ListBackups(const std::string& dest_url,
+                                                      const std::string& volume_filter) {
+  return convoy::ListBackups(dest_url, volume_filter);
+}
+
+InfoMap VfsDriver::InspectBackup(const std::string& backup_url) {
+  return convoy::InspectBackup(backup_url);
+}
+
+void VfsDriver::DeleteBackup(const std::string& backup_url) { convoy::DeleteBackup(backup_url); }
 
 }  // namespace flexkit::fakes::convoy

@@ -45,6 +45,10 @@ class VfsDriver : public VolumeDriver {
                                       const std::string& volume) override;
   std::string CreateBackup(const std::string& snapshot, const std::string& volume,
                            const std::string& dest_url, const std::string& endpoint) override;
+  std::map<std::string, InfoMap> ListBackups(const std::string& dest_url,
+                                             const std::string& volume_filter) override;
+  InfoMap InspectBackup(const std::string& backup_url) override;
+  void DeleteBackup(const std::string& backup_url) override;
 
  private:
   struct Snapshot {
@@ -78,6 +82,8 @@ class VfsDriver : public VolumeDriver {
   struct Cached {
     Volume volume;
     std::shared_ptr<const VolumeListing> listing;  // built once per change
+    std::optional<std::string> listed_name;        // from the record's file name
+    bool valid_name = false;                       // Convoy's name rule holds
   };
   static Cached MakeCached(Volume v, const std::string& file);
   std::map<std::string, Cached> cache_;  // by record file path

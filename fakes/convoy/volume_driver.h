@@ -72,6 +72,12 @@ class VolumeDriver {
                                               const std::string& volume) = 0;
   virtual std::string CreateBackup(const std::string& snapshot, const std::string& volume,
                                    const std::string& dest_url, const std::string& endpoint) = 0;
+  // The backups this driver can see, by URL (Convoy merges every driver's).
+  virtual std::map<std::string, InfoMap> ListBackups(const std::string& dest_url,
+                                                     const std::string& volume_filter) = 0;
+  // A backup URL this driver made (the daemon picks the driver by scheme).
+  virtual InfoMap InspectBackup(const std::string& backup_url) = 0;
+  virtual void DeleteBackup(const std::string& backup_url) = 0;
 };
 
 }  // namespace flexkit::fakes::convoy

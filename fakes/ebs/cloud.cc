@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <ctime>
 #include <set>
 
 #include "fakes/common/files.h"
@@ -21,11 +23,40 @@ const std::vector<std::string> kDeviceNames = {"/dev/sdf", "/dev/sdg", "/dev/sdh
                                                "/dev/sdn", "/dev/sdo", "/dev/sdp"};
 const std::set<std::string> kVolumeTypes = {"gp2", "io1", "standard", "st1", "sc1"};
 
+Ec2Error VolumeNotFound(const std::string& id) {
+  return Ec2Error("InvalidVolume.NotFound", "The volume '" + id + "' does not exist.");
+}
+
+Ec2Error InstanceNotFound(const std::string& id) {
+  return Ec2Error("InvalidInstanceID.NotFound", "The instance ID '" + id + "' does not exist");
+}
+
+Ec2Error NotAttached(const std::string& volume, const std::string& instance) {
+  return Ec2Error("InvalidAttachment.NotFound", "Volume " + volume + " can not be detached from " +
+                                                    instance + " because it is not attached");
+}
+
+// EC2's StartTime: UTC, ISO 8601 with milliseconds.
+std::string Iso8601Now() {
+  auto now = std::chrono::system_clock::now();
+  std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  int64_t ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm utc{};
+  ::gmtime_r(&seconds, &utc);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
+  char out[40];
+  std::snprintf(out, sizeof out, "%s.%03lldZ", buf, static_cast<long long>(ms));
+  return out;
+}
+
 }  // namespace
 
 Cloud::Cloud(CloudConfig config, Clock& clock, LoopDevices& loops)
     : config_(std::move(config)), clock_(clock), loops_(loops), rng_(std::random_device{}()) {
   MakeDirs(config_.state_dir + "/volumes", 0700);
+  MakeDirs(config_.state_dir + "/snapshots", 0700);
   std::lock_guard lock(mutex_);
   LoadLocked();
   ReconcileLocked();
@@ -43,10 +74,20 @@ std::string Cloud::VolumeFile(const std::string& id) const {
   return config_.state_dir + "/volumes/" + id + ".img";
 }
 
+std::string Cloud::SnapshotFile(const std::string& id) const {
+  return config_.state_dir + "/snapshots/" + id + ".img";
+}
+
 Cloud::Volume& Cloud::FindVolumeLocked(const std::string& id) {
   auto it = volumes_.find(id);
-  if (it == volumes_.end()) {
-    throw Ec2Error("InvalidVolume.NotFound", "The volume '" + id + "' does not exist.");
+  if (it == volumes_.end()) throw VolumeNotFound(id);
+  return it->second;
+}
+
+Cloud::Snapshot& Cloud::FindSnapshotLocked(const std::string& id) {
+  auto it = snapshots_.find(id);
+  if (it == snapshots_.end()) {
+    throw Ec2Error("InvalidSnapshot.NotFound", "The snapshot '" + id + "' does not exist.");
   }
   return it->second;
 }
@@ -67,6 +108,21 @@ nlohmann::json Cloud::AttachmentJson(const Attachment& a) {
           {"HostDevice", xvd},    {"State", a.state},         {"LoopDevice", a.loop_device}};
 }
 
+nlohmann::json Cloud::InstanceJson(const Instance& i) {
+  return {{"InstanceId", i.id}, {"Host", i.host}, {"State", i.state}, {"AvailabilityZone", i.zone}};
+}
+
+nlohmann::json Cloud::SnapshotJson(const Snapshot& s) {
+  return {{"SnapshotId", s.id},
+          {"VolumeId", s.volume},
+          {"VolumeSize", s.size_gib},
+          {"State", s.state},
+          {"Progress", s.state == "completed" ? "100%" : "0%"},
+          {"StartTime", s.start_time},
+          {"Description", s.description},
+          {"Tags", s.tags}};
+}
+
 nlohmann::json Cloud::VolumeJsonLocked(const Volume& v) const {
   nlohmann::json attachments = nlohmann::json::array();
   for (const auto& a : attachments_) {
@@ -75,19 +131,16 @@ nlohmann::json Cloud::VolumeJsonLocked(const Volume& v) const {
   return {{"VolumeId", v.id},           {"Size", v.size_gib},
           {"VolumeType", v.type},       {"Iops", v.iops},
           {"AvailabilityZone", v.zone}, {"State", v.state},
-          {"Attachments", attachments}};
+          {"SnapshotId", v.snapshot},   {"Attachments", attachments}};
 }
 
 nlohmann::json Cloud::CreateVolume(int64_t size_gib, const std::string& type, int64_t iops,
-                                   const std::string& zone, bool stuck) {
+                                   const std::string& zone, bool stuck,
+                                   const std::string& snapshot) {
   std::string t = type.empty() ? "gp2" : type;
   if (!kVolumeTypes.count(t)) {
     throw Ec2Error("InvalidParameterValue",
                    "Value (" + t + ") for parameter volumeType is invalid.");
-  }
-  if (size_gib < 1 || size_gib > 16384) {
-    throw Ec2Error("InvalidParameterValue",
-                   "Value (" + std::to_string(size_gib) + ") for parameter size is invalid.");
   }
   if (t == "io1" && iops <= 0) {
     throw Ec2Error("InvalidParameterDependency",
@@ -100,10 +153,29 @@ nlohmann::json Cloud::CreateVolume(int64_t size_gib, const std::string& type, in
   std::string z = zone.empty() ? config_.availability_zone : zone;
   std::lock_guard lock(mutex_);
   AdvanceLocked();
+  if (!snapshot.empty()) {
+    const Snapshot& source = FindSnapshotLocked(snapshot);
+    if (source.state != "completed") {
+      throw Ec2Error("IncorrectState",
+                     "The snapshot '" + snapshot + "' is in the '" + source.state + "' state.");
+    }
+    if (size_gib == 0) size_gib = source.size_gib;
+    if (size_gib < source.size_gib) {
+      throw Ec2Error("InvalidParameterValue",
+                     "Volume of " + std::to_string(size_gib) + "GiB is smaller than snapshot '" +
+                         snapshot + "', expect size >= " + std::to_string(source.size_gib) +
+                         "GiB");
+    }
+  }
+  if (size_gib < 1 || size_gib > 16384) {
+    throw Ec2Error("InvalidParameterValue",
+                   "Value (" + std::to_string(size_gib) + ") for parameter size is invalid.");
+  }
   Volume v;
   v.id = NewId("vol");
   v.type = t;
   v.zone = z;
+  v.snapshot = snapshot;
   v.size_gib = size_gib;
   v.iops = iops;
   v.state = "creating";
@@ -112,18 +184,27 @@ nlohmann::json Cloud::CreateVolume(int64_t size_gib, const std::string& type, in
   v.ready_at_ms = now + config_.transition_delay_ms;
   v.stuck = stuck;
   std::string file = VolumeFile(v.id);
-  int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0 || ::ftruncate(fd, size_gib * kGiB) != 0) {
-    int err = errno;
-    if (fd >= 0) ::close(fd);
-    ::unlink(file.c_str());
-    throw Ec2Error("InternalError", "create sparse file " + file + ": " + std::strerror(err));
+  if (!snapshot.empty()) {
+    try {
+      CopySparseFile(SnapshotFile(snapshot), file, size_gib * kGiB);
+    } catch (const std::exception& e) {
+      throw Ec2Error("InternalError", std::string("restore ") + snapshot + ": " + e.what());
+    }
+  } else {
+    int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || ::ftruncate(fd, size_gib * kGiB) != 0) {
+      int err = errno;
+      if (fd >= 0) ::close(fd);
+      ::unlink(file.c_str());
+      throw Ec2Error("InternalError", "create sparse file " + file + ": " + std::strerror(err));
+    }
+    ::close(fd);
   }
-  ::close(fd);
   volumes_[v.id] = v;
   AdvanceLocked();
   CommitLocked();
-  spdlog::info("CreateVolume {} ({} GiB {}) in {}", v.id, size_gib, t, z);
+  spdlog::info("CreateVolume {} ({} GiB {}) in {}{}", v.id, size_gib, t, z,
+               snapshot.empty() ? "" : " from " + snapshot);
   return VolumeJsonLocked(volumes_[v.id]);
 }
 
@@ -136,9 +217,7 @@ nlohmann::json Cloud::DescribeVolumes(const std::vector<std::string>& ids,
   if (!ids.empty()) {
     for (const auto& id : ids) {
       Volume& v = FindVolumeLocked(id);
-      if (v.visible_at_ms > now) {
-        throw Ec2Error("InvalidVolume.NotFound", "The volume '" + id + "' does not exist.");
-      }
+      if (v.visible_at_ms > now) throw VolumeNotFound(id);
       out.push_back(VolumeJsonLocked(v));
     }
     return out;
@@ -160,10 +239,7 @@ nlohmann::json Cloud::AttachVolume(const std::string& volume, const std::string&
   AdvanceLocked();
   Volume& v = FindVolumeLocked(volume);
   Instance* inst = FindInstanceLocked(instance);
-  if (inst == nullptr || inst->state == "terminated") {
-    throw Ec2Error("InvalidInstanceID.NotFound",
-                   "The instance ID '" + instance + "' does not exist");
-  }
+  if (inst == nullptr || inst->state == "terminated") throw InstanceNotFound(instance);
   if (AttachmentOfLocked(volume) != attachments_.end()) {
     throw Ec2Error("VolumeInUse", volume + " is already attached to an instance");
   }
@@ -227,17 +303,12 @@ nlohmann::json Cloud::DetachVolume(const std::string& volume, const std::string&
   Volume& v = FindVolumeLocked(volume);
   auto a = AttachmentOfLocked(volume);
   if (a == attachments_.end()) {
-    if (!instance.empty()) {
-      throw Ec2Error("InvalidAttachment.NotFound", "Volume " + volume +
-                                                       " can not be detached from " + instance +
-                                                       " because it is not attached");
-    }
+    if (!instance.empty()) throw NotAttached(volume, instance);
     throw Ec2Error("IncorrectState", "Volume '" + volume + "' is in the '" + v.state + "' state.");
   }
   if (!instance.empty() && a->instance != instance) {
     // Never touch another instance's attachment: a late detach from an old host.
-    throw Ec2Error("InvalidAttachment.NotFound", "Volume " + volume + " can not be detached from " +
-                                                     instance + " because it is not attached");
+    throw NotAttached(volume, instance);
   }
   if (a->state == "attaching" || a->state == "attached") {
     a->state = "detaching";
@@ -278,17 +349,71 @@ nlohmann::json Cloud::DescribeInstances(const std::vector<std::string>& ids) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [id, inst] : instances_) {
     if (!ids.empty() && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
-    out.push_back({{"InstanceId", id},
-                   {"Host", inst.host},
-                   {"State", inst.state},
-                   {"AvailabilityZone", inst.zone}});
+    out.push_back(InstanceJson(inst));
   }
   for (const auto& id : ids) {
-    if (!instances_.count(id)) {
-      throw Ec2Error("InvalidInstanceID.NotFound", "The instance ID '" + id + "' does not exist");
-    }
+    if (!instances_.count(id)) throw InstanceNotFound(id);
   }
   return out;
+}
+
+nlohmann::json Cloud::CreateSnapshot(const std::string& volume, const std::string& description,
+                                     const std::map<std::string, std::string>& tags,
+                                     bool stuck) {
+  std::lock_guard lock(mutex_);
+  AdvanceLocked();
+  Volume& v = FindVolumeLocked(volume);
+  if (v.state != "available" && v.state != "in-use") {
+    throw Ec2Error("IncorrectState",
+                   "The volume '" + volume + "' is in the '" + v.state + "' state.");
+  }
+  Snapshot s;
+  s.id = NewId("snap");
+  s.volume = volume;
+  s.state = "pending";
+  s.description = description;
+  s.start_time = Iso8601Now();
+  s.tags = tags;
+  s.size_gib = v.size_gib;
+  s.ready_at_ms = clock_.NowMs() + config_.snapshot_delay_ms;
+  s.stuck = stuck;
+  // The data is what the volume holds now, as with EC2's point-in-time
+  // snapshots; `pending` only says when it may be used.
+  try {
+    CopySparseFile(VolumeFile(volume), SnapshotFile(s.id), v.size_gib * kGiB);
+  } catch (const std::exception& e) {
+    throw Ec2Error("InternalError", std::string("snapshot ") + volume + ": " + e.what());
+  }
+  snapshots_[s.id] = s;
+  AdvanceLocked();
+  CommitLocked();
+  spdlog::info("CreateSnapshot {} of {}", s.id, volume);
+  return SnapshotJson(snapshots_[s.id]);
+}
+
+nlohmann::json Cloud::DescribeSnapshots(const std::vector<std::string>& ids,
+                                        const std::string& of_volume) {
+  std::lock_guard lock(mutex_);
+  AdvanceLocked();
+  nlohmann::json out = nlohmann::json::array();
+  if (!ids.empty()) {
+    for (const auto& id : ids) out.push_back(SnapshotJson(FindSnapshotLocked(id)));
+    return out;
+  }
+  for (const auto& [id, s] : snapshots_) {
+    if (of_volume.empty() || s.volume == of_volume) out.push_back(SnapshotJson(s));
+  }
+  return out;
+}
+
+void Cloud::DeleteSnapshot(const std::string& snapshot) {
+  std::lock_guard lock(mutex_);
+  AdvanceLocked();
+  FindSnapshotLocked(snapshot);
+  snapshots_.erase(snapshot);
+  CommitLocked();  // forget it first: a leftover file is swept on restart
+  ::unlink(SnapshotFile(snapshot).c_str());
+  spdlog::info("DeleteSnapshot {}", snapshot);
 }
 
 nlohmann::json Cloud::RunInstance(const std::string& host) {
@@ -312,10 +437,7 @@ void Cloud::SetInstanceState(const std::string& instance, const std::string& sta
   }
   std::lock_guard lock(mutex_);
   Instance* inst = FindInstanceLocked(instance);
-  if (inst == nullptr) {
-    throw Ec2Error("InvalidInstanceID.NotFound",
-                   "The instance ID '" + instance + "' does not exist");
-  }
+  if (inst == nullptr) throw InstanceNotFound(instance);
   if (inst->state == "terminated" && state != "terminated") {
     throw Ec2Error("IncorrectInstanceState", "The instance '" + instance + "' is terminated.");
   }
@@ -339,12 +461,11 @@ void Cloud::SetInstanceState(const std::string& instance, const std::string& sta
 nlohmann::json Cloud::State() {
   std::lock_guard lock(mutex_);
   AdvanceLocked();
-  nlohmann::json volumes = nlohmann::json::array(), instances = nlohmann::json::array();
+  nlohmann::json volumes = nlohmann::json::array(), instances = nlohmann::json::array(),
+                 snapshots = nlohmann::json::array();
   for (const auto& [id, v] : volumes_) volumes.push_back(VolumeJsonLocked(v));
-  for (const auto& [id, i] : instances_) {
-    instances.push_back(
-        {{"InstanceId", id}, {"Host", i.host}, {"State", i.state}, {"AvailabilityZone", i.zone}});
-  }
+  for (const auto& [id, i] : instances_) instances.push_back(InstanceJson(i));
+  for (const auto& [id, snap] : snapshots_) snapshots.push_back(SnapshotJson(snap));
   nlohmann::json faults = nlohmann::json::object();
   for (const auto& [op, f] : faults_) {
     faults[op] = {{"LatencyMs", f.latency_ms}, {"ErrorCode", f.error_code},
@@ -353,6 +474,7 @@ nlohmann::json Cloud::State() {
   }
   return {{"Volumes", volumes},
           {"Instances", instances},
+          {"Snapshots", snapshots},
           {"Faults", faults},
           {"Violations", violations_}};
 }
@@ -405,6 +527,12 @@ void Cloud::AdvanceLocked() {
       continue;
     }
     ++it;
+  }
+  for (auto& [id, s] : snapshots_) {
+    if (s.state == "pending" && !s.stuck && s.ready_at_ms <= now) {
+      s.state = "completed";
+      changed = true;
+    }
   }
   for (auto it = attachments_.begin(); it != attachments_.end();) {
     Attachment& a = *it;
@@ -480,35 +608,88 @@ void Cloud::CheckInvariantsLocked() {
   }
 }
 
+nlohmann::json Cloud::Persisted(const Volume& v) {
+  return {{"Id", v.id},       {"Type", v.type},         {"Zone", v.zone},
+          {"State", v.state}, {"SizeGiB", v.size_gib},  {"Iops", v.iops},
+          {"Stuck", v.stuck}, {"Snapshot", v.snapshot}};
+}
+
+nlohmann::json Cloud::Persisted(const Attachment& a) {
+  return {{"Volume", a.volume}, {"Instance", a.instance},   {"Device", a.device},
+          {"State", a.state},   {"Loop", a.loop_device},    {"Force", a.force},
+          {"Stuck", a.stuck}};
+}
+
+nlohmann::json Cloud::Persisted(const Instance& i) {
+  return {{"Id", i.id}, {"Host", i.host}, {"State", i.state}, {"Zone", i.zone}};
+}
+
+nlohmann::json Cloud::Persisted(const Snapshot& s) {
+  return {{"Id", s.id},
+          {"Volume", s.volume},
+          {"State", s.state},
+          {"Description", s.description},
+          {"StartTime", s.start_time},
+          {"Tags", s.tags},
+          {"SizeGiB", s.size_gib},
+          {"Stuck", s.stuck}};
+}
+
+// Timers restart with the process: what was due keeps its state until the
+// next tick moves it on.
+Cloud::Volume Cloud::VolumeFrom(const nlohmann::json& j, int64_t now) {
+  Volume v;
+  v.id = j["Id"];
+  v.type = j["Type"];
+  v.zone = j["Zone"];
+  v.state = j["State"];
+  v.snapshot = j.value("Snapshot", "");  // absent in state files from before snapshots
+  v.size_gib = j["SizeGiB"];
+  v.iops = j["Iops"];
+  v.stuck = j["Stuck"];
+  v.visible_at_ms = now;
+  v.ready_at_ms = now;
+  return v;
+}
+
+Cloud::Attachment Cloud::AttachmentFrom(const nlohmann::json& j, int64_t now) {
+  Attachment a;
+  a.volume = j["Volume"];
+  a.instance = j["Instance"];
+  a.device = j["Device"];
+  a.state = j["State"];
+  a.loop_device = j["Loop"];
+  a.force = j["Force"];
+  a.stuck = j["Stuck"];
+  a.ready_at_ms = now;
+  return a;
+}
+
+Cloud::Snapshot Cloud::SnapshotFrom(const nlohmann::json& j, int64_t now) {
+  Snapshot s;
+  s.id = j["Id"];
+  s.volume = j["Volume"];
+  s.state = j["State"];
+  s.description = j["Description"];
+  s.start_time = j["StartTime"];
+  s.tags = j["Tags"].get<std::map<std::string, std::string>>();
+  s.size_gib = j["SizeGiB"];
+  s.stuck = j["Stuck"];
+  s.ready_at_ms = now;
+  return s;
+}
+
 void Cloud::CommitLocked() {
   CheckInvariantsLocked();
-  nlohmann::json volumes = nlohmann::json::array(), instances = nlohmann::json::array(),
-                 attachments = nlohmann::json::array();
-  for (const auto& [id, v] : volumes_) {
-    volumes.push_back({{"Id", v.id},
-                       {"Type", v.type},
-                       {"Zone", v.zone},
-                       {"State", v.state},
-                       {"SizeGiB", v.size_gib},
-                       {"Iops", v.iops},
-                       {"Stuck", v.stuck}});
-  }
-  for (const auto& [id, i] : instances_) {
-    instances.push_back({{"Id", i.id}, {"Host", i.host}, {"State", i.state}, {"Zone", i.zone}});
-  }
-  for (const auto& a : attachments_) {
-    attachments.push_back({{"Volume", a.volume},
-                           {"Instance", a.instance},
-                           {"Device", a.device},
-                           {"State", a.state},
-                           {"Loop", a.loop_device},
-                           {"Force", a.force},
-                           {"Stuck", a.stuck}});
-  }
-  nlohmann::json state = {{"Volumes", volumes},
-                          {"Instances", instances},
-                          {"Attachments", attachments},
+  nlohmann::json state = {{"Volumes", nlohmann::json::array()},
+                          {"Instances", nlohmann::json::array()},
+                          {"Attachments", nlohmann::json::array()},
+                          {"Snapshots", nlohmann::json::array()},
                           {"Violations", violations_}};
+  for (const auto& [id, v] : volumes_) state["Volumes"].push_back(Persisted(v));
+  for (const auto& [id, i] : instances_) state["Instances"].push_back(Persisted(i));
+  for (const auto& a : attachments_) state["Attachments"].push_back(Persisted(a));
+  for (const auto& [id, s] : snapshots_) state["Snapshots"].push_back(Persisted(s));
   WriteFileAtomically(config_.state_dir + "/state.json", state.dump() + "\n");
 }
 
@@ -519,35 +700,39 @@ void Cloud::LoadLocked() {
   auto state = nlohmann::json::parse(ReadFile(path));
   int64_t now = clock_.NowMs();
   for (const auto& j : state["Volumes"]) {
-    Volume v;
-    v.id = j["Id"];
-    v.type = j["Type"];
-    v.zone = j["Zone"];
-    v.state = j["State"];
-    v.size_gib = j["SizeGiB"];
-    v.iops = j["Iops"];
-    v.stuck = j["Stuck"];
-    v.visible_at_ms = now;  // timers restart with the process
-    v.ready_at_ms = now;
+    Volume v = VolumeFrom(j, now);
     volumes_[v.id] = v;
   }
   for (const auto& j : state["Instances"]) {
     instances_[j["Id"]] = Instance{j["Id"], j["Host"], j["State"], j["Zone"]};
   }
-  for (const auto& j : state["Attachments"]) {
-    Attachment a;
-    a.volume = j["Volume"];
-    a.instance = j["Instance"];
-    a.device = j["Device"];
-    a.state = j["State"];
-    a.loop_device = j["Loop"];
-    a.force = j["Force"];
-    a.stuck = j["Stuck"];
-    a.ready_at_ms = now;
-    attachments_.push_back(a);
+  for (const auto& j : state["Attachments"]) attachments_.push_back(AttachmentFrom(j, now));
+  nlohmann::json snapshots = state.value("Snapshots", nlohmann::json::array());
+  for (const auto& j : snapshots) {
+    Snapshot s = SnapshotFrom(j, now);
+    snapshots_[s.id] = s;
   }
   violations_ = state["Violations"].get<std::vector<std::string>>();
   violations_reported_ = violations_.size();
+}
+
+template <typename Records>
+void Cloud::SweepUnrecorded(const std::string& dir, const std::string& suffix,
+                            const Records& records) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (dirent* e = ::readdir(d)) {
+    std::string file = e->d_name;
+    if (file.size() <= suffix.size() ||
+        file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    if (!records.count(file.substr(0, file.size() - suffix.size()))) {
+      spdlog::warn("removing unrecorded file {}/{}", dir, file);
+      ::unlink((dir + "/" + file).c_str());
+    }
+  }
+  ::closedir(d);
 }
 
 void Cloud::ReconcileLocked() {
@@ -571,20 +756,10 @@ void Cloud::ReconcileLocked() {
     spdlog::warn("releasing leaked loop device {} ({})", device, backing);
     loops_.Detach(device);
   }
-  // Volume files the state does not know: a crash before recording a create,
-  // or after recording a delete.
-  DIR* dir = ::opendir(volumes_dir.c_str());
-  if (dir == nullptr) return;
-  while (dirent* e = ::readdir(dir)) {
-    std::string file = e->d_name;
-    if (file.size() < 5 || file.substr(file.size() - 4) != ".img") continue;
-    std::string id = file.substr(0, file.size() - 4);
-    if (!volumes_.count(id)) {
-      spdlog::warn("removing unrecorded volume file {}", file);
-      ::unlink((volumes_dir + "/" + file).c_str());
-    }
-  }
-  ::closedir(dir);
+  // Volume and snapshot files the state does not know: a crash before
+  // recording a create, or after recording a delete.
+  SweepUnrecorded(volumes_dir, ".img", volumes_);
+  SweepUnrecorded(config_.state_dir + "/snapshots", ".img", snapshots_);
 }
 
 }  // namespace flexkit::fakes::ebs

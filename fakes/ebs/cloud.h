@@ -1,6 +1,8 @@
 #pragma once
 // The EBS cloud model (reference §4, DESIGN §6.2): volumes backed by sparse
 // files, instances (one per host), attachments backed by loop devices,
+// snapshots (a sparse copy of the volume file taken when the snapshot
+// starts, `pending` until the snapshot delay passes, then `completed`),
 // EC2's error codes and texts, timed transitions and an eventual-consistency
 // window (both configurable, zero for instant), fault injection per
 // operation, and the invariant that a volume is never attached to two
@@ -36,6 +38,7 @@ struct CloudConfig {
   std::string availability_zone = "us-east-1a";
   int64_t transition_delay_ms = 0;   // creating, attaching, detaching, deleting
   int64_t consistency_delay_ms = 0;  // a new volume is NotFound to Describe this long
+  int64_t snapshot_delay_ms = 0;     // a new snapshot is `pending` this long
 };
 
 struct Fault {
@@ -52,8 +55,11 @@ class Cloud {
   Cloud(CloudConfig config, Clock& clock, LoopDevices& loops);
 
   // EC2 operations. Each throws Ec2Error with EC2's code and message.
+  // From a snapshot when `snapshot` is set: its data, and its size when
+  // size_gib is 0 (a smaller size is InvalidParameterValue).
   nlohmann::json CreateVolume(int64_t size_gib, const std::string& type, int64_t iops,
-                              const std::string& zone, bool stuck = false);
+                              const std::string& zone, bool stuck = false,
+                              const std::string& snapshot = "");
   // By id (eventual consistency applies), or all (attached_to filters by instance).
   nlohmann::json DescribeVolumes(const std::vector<std::string>& ids,
                                  const std::string& attached_to);
@@ -63,6 +69,14 @@ class Cloud {
                               bool stuck = false);
   void DeleteVolume(const std::string& volume);
   nlohmann::json DescribeInstances(const std::vector<std::string>& ids);
+  // The volume's data as it is now; `stuck` keeps it pending forever.
+  nlohmann::json CreateSnapshot(const std::string& volume, const std::string& description,
+                                const std::map<std::string, std::string>& tags,
+                                bool stuck = false);
+  // By id, or all (of_volume filters by the volume they were taken from).
+  nlohmann::json DescribeSnapshots(const std::vector<std::string>& ids,
+                                   const std::string& of_volume);
+  void DeleteSnapshot(const std::string& snapshot);
 
   // Admin operations.
   nlohmann::json RunInstance(const std::string& host);  // the host's instance, created once
@@ -80,7 +94,7 @@ class Cloud {
 
  private:
   struct Volume {
-    std::string id, type, zone, state;
+    std::string id, type, zone, state, snapshot;  // snapshot: what it was created from
     int64_t size_gib = 0, iops = 0;
     int64_t visible_at_ms = 0, ready_at_ms = 0;
     bool stuck = false;
@@ -93,6 +107,21 @@ class Cloud {
   struct Instance {
     std::string id, host, state, zone;
   };
+  struct Snapshot {
+    std::string id, volume, state, description, start_time;
+    std::map<std::string, std::string> tags;
+    int64_t size_gib = 0;
+    int64_t ready_at_ms = 0;
+    bool stuck = false;
+  };
+  // How each is written to and read back from state.json.
+  static nlohmann::json Persisted(const Volume& v);
+  static nlohmann::json Persisted(const Attachment& a);
+  static nlohmann::json Persisted(const Instance& i);
+  static nlohmann::json Persisted(const Snapshot& s);
+  static Volume VolumeFrom(const nlohmann::json& j, int64_t now);
+  static Attachment AttachmentFrom(const nlohmann::json& j, int64_t now);
+  static Snapshot SnapshotFrom(const nlohmann::json& j, int64_t now);
 
   void AdvanceLocked();
   void CommitLocked();  // invariant check + persist
@@ -101,11 +130,19 @@ class Cloud {
   void ReconcileLocked();
   std::string NewId(const std::string& prefix);
   std::string VolumeFile(const std::string& id) const;
+  std::string SnapshotFile(const std::string& id) const;
   Volume& FindVolumeLocked(const std::string& id);
+  Snapshot& FindSnapshotLocked(const std::string& id);
   Instance* FindInstanceLocked(const std::string& id);
   std::vector<Attachment>::iterator AttachmentOfLocked(const std::string& volume);
   nlohmann::json VolumeJsonLocked(const Volume& v) const;
   static nlohmann::json AttachmentJson(const Attachment& a);
+  static nlohmann::json InstanceJson(const Instance& i);
+  static nlohmann::json SnapshotJson(const Snapshot& s);
+  // Removes the files under `dir` named <id><suffix> whose id has no record.
+  template <typename Records>
+  static void SweepUnrecorded(const std::string& dir, const std::string& suffix,
+                              const Records& records);
 
   CloudConfig config_;
   Clock& clock_;
@@ -114,6 +151,7 @@ class Cloud {
   std::mt19937_64 rng_;
   std::map<std::string, Volume> volumes_;
   std::map<std::string, Instance> instances_;
+  std::map<std::string, Snapshot> snapshots_;
   std::vector<Attachment> attachments_;  // as EC2's Attachments: one per volume, checked
   std::map<std::string, Fault> faults_;
   std::vector<std::string> violations_;

@@ -55,7 +55,8 @@ http::Response HandleCloudRequest(Cloud& cloud, const http::Request& request) {
       if (op == "CreateVolume") {
         return Json(cloud.CreateVolume(body.value("Size", int64_t{0}), body.value("VolumeType", ""),
                                        body.value("Iops", int64_t{0}),
-                                       body.value("AvailabilityZone", ""), stuck));
+                                       body.value("AvailabilityZone", ""), stuck,
+                                       body.value("SnapshotId", "")));
       }
       if (op == "DescribeVolumes") {
         return Json({{"Volumes", cloud.DescribeVolumes(Strings(body, "VolumeIds"),
@@ -75,6 +76,19 @@ http::Response HandleCloudRequest(Cloud& cloud, const http::Request& request) {
       }
       if (op == "DescribeInstances") {
         return Json({{"Instances", cloud.DescribeInstances(Strings(body, "InstanceIds"))}});
+      }
+      if (op == "CreateSnapshot") {
+        return Json(cloud.CreateSnapshot(
+            body.value("VolumeId", ""), body.value("Description", ""),
+            body.value("Tags", std::map<std::string, std::string>{}), stuck));
+      }
+      if (op == "DescribeSnapshots") {
+        return Json({{"Snapshots", cloud.DescribeSnapshots(Strings(body, "SnapshotIds"),
+                                                           body.value("VolumeId", ""))}});
+      }
+      if (op == "DeleteSnapshot") {
+        cloud.DeleteSnapshot(body.value("SnapshotId", ""));
+        return Json(nlohmann::json::object());
       }
     }
     if (path == "/admin/state" && request.method == "GET") return Json(cloud.State());

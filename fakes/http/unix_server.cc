@@ -96,7 +96,9 @@ bool HasHeader(const HeaderList& headers, std::string_view name) {
   return false;
 }
 
-std::string Serialize(const Response& r, bool head, bool close) {
+// Writes `r` as Go's net/http would. The body is sent from where it lies,
+// not copied behind the head: a 4 MB listing is written once.
+bool SendResponse(int fd, const Response& r, bool head, bool close) {
   constexpr size_t kGoChunkingThreshold = 2048;  // net/http's bufferBeforeChunkingSize
   std::string out =
       "HTTP/1.1 " + std::to_string(r.status) + " " + std::string(ReasonPhrase(r.status)) + "\r\n";
@@ -113,17 +115,12 @@ std::string Serialize(const Response& r, bool head, bool close) {
   }
   if (close) out += "Connection: close\r\n";
   out += "\r\n";
-  if (head) return out;
-  if (chunked) {
-    char size[32];
-    std::snprintf(size, sizeof size, "%zx\r\n", r.body.size());
-    out += size;
-    out += r.body;
-    out += "\r\n0\r\n\r\n";
-  } else {
-    out += r.body;
-  }
-  return out;
+  if (head) return SendAll(fd, out);
+  if (!chunked) return SendAll(fd, out + r.body);  // small: one write
+  char size[32];
+  std::snprintf(size, sizeof size, "%zx\r\n", r.body.size());
+  out += size;
+  return SendAll(fd, out) && SendAll(fd, r.body) && SendAll(fd, "\r\n0\r\n\r\n");
 }
 
 Request ToRequest(bhttp::request<bhttp::string_body>& msg) {
@@ -327,7 +324,7 @@ void UnixServer::Serve(Connection& connection) {
                  ms(started.time_since_epoch()), ms(std::chrono::system_clock::now() - started),
                  response.drop_connection ? 0 : response.status, request.method, request.raw_path);
     if (response.drop_connection) return;
-    if (!SendAll(connection.fd, Serialize(response, head, !keep_alive)) || !keep_alive) return;
+    if (!SendResponse(connection.fd, response, head, !keep_alive) || !keep_alive) return;
   }
 }
 

@@ -1,5 +1,6 @@
-// convoy-fake cloud through its socket: the EC2 and admin routes, fault
-// injection (error codes, dropped connections, latency), bad input, and a
+// convoy-fake cloud through its socket: the EC2 and admin routes (snapshots
+// included), fault injection by operation name (error codes, stuck
+// transitions, dropped connections, latency), bad input, and a
 // daemon rolling back a create whose attach the cloud refused.
 #include <gtest/gtest.h>
 
@@ -61,6 +62,56 @@ TEST_F(FakesCloudApi, MalformedBodiesAndUnknownRoutesChangeNothing) {
   EXPECT_EQ(400, Call("POST", "/ec2/CreateVolume", {{"Size", "ten"}}).first);
   EXPECT_EQ(404, Call("POST", "/ec2/RebootEverything").first);
   EXPECT_TRUE(Call("GET", "/admin/state").second["Volumes"].empty());
+}
+
+TEST_F(FakesCloudApi, SnapshotRoutesCreateDescribeRestoreAndDelete) {
+  std::string v = Call("POST", "/ec2/CreateVolume", {{"Size", 2}}).second["VolumeId"];
+  auto [created_status, created] =
+      Call("POST", "/ec2/CreateSnapshot",
+           {{"VolumeId", v}, {"Description", "nightly"}, {"Tags", {{"Owner", "test"}}}});
+  ASSERT_EQ(200, created_status) << created.dump();
+  std::string snap = created["SnapshotId"];
+  auto [described_status, described] =
+      Call("POST", "/ec2/DescribeSnapshots", {{"SnapshotIds", {snap}}});
+  ASSERT_EQ(200, described_status);
+  json s = described["Snapshots"][0];
+  EXPECT_EQ(v, s["VolumeId"]);
+  EXPECT_EQ(2, s["VolumeSize"]);
+  EXPECT_EQ("completed", s["State"]);
+  EXPECT_EQ("nightly", s["Description"]);
+  EXPECT_EQ("test", s["Tags"]["Owner"]);
+  EXPECT_EQ(1u, Call("POST", "/ec2/DescribeSnapshots", {{"VolumeId", v}}).second["Snapshots"].size());
+  auto [restored_status, restored] = Call("POST", "/ec2/CreateVolume", {{"SnapshotId", snap}});
+  ASSERT_EQ(200, restored_status) << restored.dump();
+  EXPECT_EQ(snap, restored["SnapshotId"]);
+  EXPECT_EQ(2, restored["Size"]);
+  EXPECT_EQ(1u, Call("GET", "/admin/state").second["Snapshots"].size());
+  EXPECT_EQ(200, Call("POST", "/ec2/DeleteSnapshot", {{"SnapshotId", snap}}).first);
+  auto [gone_status, gone] = Call("POST", "/ec2/DeleteSnapshot", {{"SnapshotId", snap}});
+  EXPECT_EQ(400, gone_status);
+  EXPECT_EQ("InvalidSnapshot.NotFound", gone["Error"]["Code"]);
+  EXPECT_EQ("The snapshot '" + snap + "' does not exist.", gone["Error"]["Message"]);
+}
+
+TEST_F(FakesCloudApi, FaultsApplyToSnapshotOperationsByName) {
+  std::string v = Call("POST", "/ec2/CreateVolume", {{"Size", 1}}).second["VolumeId"];
+  Fault({{"Operation", "CreateSnapshot"}, {"ErrorCode", "SnapshotLimitExceeded"}, {"Count", 1}});
+  auto [failed_status, failed] = Call("POST", "/ec2/CreateSnapshot", {{"VolumeId", v}});
+  EXPECT_EQ(400, failed_status);
+  EXPECT_EQ("SnapshotLimitExceeded", failed["Error"]["Code"]);
+  EXPECT_EQ("Injected fault on CreateSnapshot", failed["Error"]["Message"]);
+  EXPECT_TRUE(Call("GET", "/admin/state").second["Snapshots"].empty()) << "a failed call changes nothing";
+  Fault({{"Operation", "CreateSnapshot"}, {"Stuck", true}, {"Count", 1}});
+  std::string stuck = Call("POST", "/ec2/CreateSnapshot", {{"VolumeId", v}}).second["SnapshotId"];
+  std::string normal = Call("POST", "/ec2/CreateSnapshot", {{"VolumeId", v}}).second["SnapshotId"];
+  json described =
+      Call("POST", "/ec2/DescribeSnapshots", {{"SnapshotIds", {stuck, normal}}}).second;
+  EXPECT_EQ("pending", described["Snapshots"][0]["State"]);
+  EXPECT_EQ("completed", described["Snapshots"][1]["State"]);
+  Fault({{"Operation", "DescribeSnapshots"}, {"LatencyMs", 300}, {"Count", 1}});
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(200, Call("POST", "/ec2/DescribeSnapshots", json::object()).first);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(300));
 }
 
 TEST_F(FakesCloudApi, InjectedErrorHitsItsCountThenClears) {

@@ -1,6 +1,6 @@
 // The EBS cloud model on a manual clock and fake loop devices: every state
-// transition, EC2 error code, the device-name limit, the invariant, and
-// persistence across a restart.
+// transition, EC2 error code, the device-name limit, the invariant,
+// snapshots (states, data, restore, errors), and persistence across a restart.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -19,11 +19,13 @@ using nlohmann::json;
 
 class FakesEbsCloud : public ::testing::Test {
  protected:
-  std::unique_ptr<Cloud> MakeCloud(int64_t delay = 0, int64_t consistency = 0) {
+  std::unique_ptr<Cloud> MakeCloud(int64_t delay = 0, int64_t consistency = 0,
+                                   int64_t snapshot_delay = 0) {
     CloudConfig config;
     config.state_dir = dir_.path();
     config.transition_delay_ms = delay;
     config.consistency_delay_ms = consistency;
+    config.snapshot_delay_ms = snapshot_delay;
     return std::make_unique<Cloud>(config, clock_, loops_);
   }
   void TearDown() override {
@@ -36,6 +38,24 @@ class FakesEbsCloud : public ::testing::Test {
     return cloud_->CreateVolume(gib, "gp2", 0, "")["VolumeId"];
   }
   json Describe(const std::string& id) { return cloud_->DescribeVolumes({id}, "")[0]; }
+  std::string Snapshot(const std::string& volume) {
+    return cloud_->CreateSnapshot(volume, "test", {{"ConvoySnapshotName", "s1"}})["SnapshotId"];
+  }
+  json DescribeSnapshot(const std::string& id) { return cloud_->DescribeSnapshots({id}, "")[0]; }
+  std::string VolumeFile(const std::string& id) { return dir_.path() + "/volumes/" + id + ".img"; }
+  // Writes `text` at byte `offset` of a volume's file, as a host would through its device.
+  void WriteAt(const std::string& volume, int64_t offset, const std::string& text) {
+    std::fstream f(VolumeFile(volume), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(offset);
+    f << text;
+  }
+  std::string ReadAt(const std::string& volume, int64_t offset, size_t size) {
+    std::ifstream f(VolumeFile(volume), std::ios::binary);
+    f.seekg(offset);
+    std::string out(size, '\0');
+    f.read(out.data(), static_cast<std::streamsize>(size));
+    return out;
+  }
   std::string ErrorCode(const std::function<void()>& f) {
     try {
       f();
@@ -301,6 +321,159 @@ TEST_F(FakesEbsCloud, RestartGivesAVanishedLoopDeviceBack) {
   cloud_ = MakeCloud();
   std::string again = Describe(v)["Attachments"][0]["LoopDevice"];
   EXPECT_EQ(dir_.path() + "/volumes/" + v + ".img", loops_.BackingFile(again));
+}
+
+TEST_F(FakesEbsCloud, SnapshotIdsHaveEc2ShapeAndRecordTheirVolume) {
+  cloud_ = MakeCloud();
+  std::string v = Volume(2);
+  json s = cloud_->CreateSnapshot(v, "Convoy snapshot", {{"ConvoyVolumeName", "data"}});
+  EXPECT_TRUE(std::regex_match(s["SnapshotId"].get<std::string>(),
+                               std::regex("snap-[0-9a-f]{17}")));
+  EXPECT_EQ(v, s["VolumeId"]);
+  EXPECT_EQ(2, s["VolumeSize"]);
+  EXPECT_EQ("Convoy snapshot", s["Description"]);
+  EXPECT_EQ("data", s["Tags"]["ConvoyVolumeName"]);
+  EXPECT_TRUE(std::regex_match(s["StartTime"].get<std::string>(),
+                               std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")));
+}
+
+TEST_F(FakesEbsCloud, SnapshotIsPendingUntilTheSnapshotDelayPassesThenCompleted) {
+  cloud_ = MakeCloud(0, 0, 200);
+  std::string s = Snapshot(Volume());
+  EXPECT_EQ("pending", DescribeSnapshot(s)["State"]);
+  EXPECT_EQ("0%", DescribeSnapshot(s)["Progress"]);
+  clock_.Advance(199);
+  EXPECT_EQ("pending", DescribeSnapshot(s)["State"]);
+  clock_.Advance(1);
+  EXPECT_EQ("completed", DescribeSnapshot(s)["State"]);
+  EXPECT_EQ("100%", DescribeSnapshot(s)["Progress"]);
+}
+
+TEST_F(FakesEbsCloud, SnapshotWithZeroDelayIsCompletedAtOnce) {
+  cloud_ = MakeCloud();
+  EXPECT_EQ("completed", cloud_->CreateSnapshot(Volume(), "", {})["State"]);
+}
+
+TEST_F(FakesEbsCloud, StuckSnapshotStaysPending) {
+  cloud_ = MakeCloud();
+  std::string s = cloud_->CreateSnapshot(Volume(), "", {}, /*stuck=*/true)["SnapshotId"];
+  clock_.Advance(3600000);
+  cloud_->Tick();
+  EXPECT_EQ("pending", DescribeSnapshot(s)["State"]);
+}
+
+TEST_F(FakesEbsCloud, SnapshotErrorsHaveEc2CodesAndTexts) {
+  cloud_ = MakeCloud(100);
+  auto message = [&](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Ec2Error& e) {
+      return e.code + ": " + e.what();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ("InvalidVolume.NotFound: The volume 'vol-00000000000000000' does not exist.",
+            message([&] { cloud_->CreateSnapshot("vol-00000000000000000", "", {}); }));
+  std::string creating = Volume();
+  EXPECT_EQ("IncorrectState: The volume '" + creating + "' is in the 'creating' state.",
+            message([&] { cloud_->CreateSnapshot(creating, "", {}); }));
+  EXPECT_EQ("InvalidSnapshot.NotFound: The snapshot 'snap-00000000000000000' does not exist.",
+            message([&] { cloud_->DescribeSnapshots({"snap-00000000000000000"}, ""); }));
+  EXPECT_EQ("InvalidSnapshot.NotFound: The snapshot 'snap-00000000000000000' does not exist.",
+            message([&] { cloud_->DeleteSnapshot("snap-00000000000000000"); }));
+  EXPECT_EQ(
+      "InvalidSnapshot.NotFound: The snapshot 'snap-00000000000000000' does not exist.",
+      message([&] { cloud_->CreateVolume(1, "gp2", 0, "", false, "snap-00000000000000000"); }));
+}
+
+TEST_F(FakesEbsCloud, VolumeFromSnapshotHasTheDataOfTheMomentTheSnapshotStarted) {
+  cloud_ = MakeCloud();
+  std::string v = Volume(2);
+  WriteAt(v, 0, "first block");
+  WriteAt(v, (1LL << 30) + 4096, "far away");
+  std::string s = Snapshot(v);
+  WriteAt(v, 0, "LATER WRITE");
+  json restored = cloud_->CreateVolume(0, "gp2", 0, "", false, s);
+  std::string r = restored["VolumeId"];
+  EXPECT_EQ(2, restored["Size"]) << "size 0 takes the snapshot's size";
+  EXPECT_EQ(s, restored["SnapshotId"]);
+  EXPECT_EQ("first block", ReadAt(r, 0, 11));
+  EXPECT_EQ("far away", ReadAt(r, (1LL << 30) + 4096, 8));
+  struct stat st {};
+  ASSERT_EQ(0, ::stat(VolumeFile(r).c_str(), &st));
+  EXPECT_EQ(2LL << 30, st.st_size);
+  EXPECT_LT(st.st_blocks * 512, 1 << 20) << "the copy keeps the holes";
+  std::string bigger = cloud_->CreateVolume(5, "gp2", 0, "", false, s)["VolumeId"];
+  EXPECT_EQ(5, Describe(bigger)["Size"]);
+  EXPECT_EQ("far away", ReadAt(bigger, (1LL << 30) + 4096, 8));
+}
+
+TEST_F(FakesEbsCloud, VolumeFromSnapshotRefusesPendingSnapshotsAndSmallerSizes) {
+  cloud_ = MakeCloud(0, 0, 100);
+  std::string s = Snapshot(Volume(3));
+  try {
+    cloud_->CreateVolume(0, "gp2", 0, "", false, s);
+    ADD_FAILURE() << "a pending snapshot was used";
+  } catch (const Ec2Error& e) {
+    EXPECT_EQ("IncorrectState", e.code);
+    EXPECT_EQ("The snapshot '" + s + "' is in the 'pending' state.", std::string(e.what()));
+  }
+  clock_.Advance(100);
+  try {
+    cloud_->CreateVolume(2, "gp2", 0, "", false, s);
+    ADD_FAILURE() << "a volume smaller than its snapshot was made";
+  } catch (const Ec2Error& e) {
+    EXPECT_EQ("InvalidParameterValue", e.code);
+    EXPECT_EQ("Volume of 2GiB is smaller than snapshot '" + s + "', expect size >= 3GiB",
+              std::string(e.what()));
+  }
+}
+
+TEST_F(FakesEbsCloud, SnapshotOutlivesItsVolumeAndDeleteRemovesItsFile) {
+  cloud_ = MakeCloud();
+  std::string v = Volume();
+  std::string s = Snapshot(v);
+  cloud_->DeleteVolume(v);
+  cloud_->Tick();
+  EXPECT_EQ(v, DescribeSnapshot(s)["VolumeId"]);
+  EXPECT_EQ(1u, cloud_->DescribeSnapshots({}, v).size());
+  EXPECT_EQ(0u, cloud_->DescribeSnapshots({}, "vol-00000000000000000").size());
+  cloud_->DeleteSnapshot(s);
+  EXPECT_TRUE(cloud_->DescribeSnapshots({}, "").empty());
+  struct stat st {};
+  EXPECT_NE(0, ::stat((dir_.path() + "/snapshots/" + s + ".img").c_str(), &st));
+}
+
+TEST_F(FakesEbsCloud, SnapshotsSurviveARestartAndAPendingOneCompletesAfterIt) {
+  cloud_ = MakeCloud(0, 0, 60000);
+  std::string v = Volume();
+  WriteAt(v, 512, "kept");
+  std::string done = cloud_->CreateSnapshot(v, "", {})["SnapshotId"];
+  std::string stuck = cloud_->CreateSnapshot(v, "", {}, /*stuck=*/true)["SnapshotId"];
+  clock_.Advance(60000);
+  std::string pending = Snapshot(v);
+  // Every change is on disk before it is acknowledged: dropping the model
+  // without a shutdown is what a kill -9 leaves.
+  cloud_.reset();
+  cloud_ = MakeCloud(0, 0, 60000);
+  EXPECT_EQ("completed", DescribeSnapshot(done)["State"]);
+  EXPECT_EQ("pending", DescribeSnapshot(stuck)["State"]);
+  EXPECT_EQ("s1", DescribeSnapshot(pending)["Tags"]["ConvoySnapshotName"]);
+  cloud_->Tick();
+  EXPECT_EQ("completed", DescribeSnapshot(pending)["State"]) << "timers restart with the process";
+  EXPECT_EQ("kept", ReadAt(cloud_->CreateVolume(0, "gp2", 0, "", false, done)["VolumeId"], 512, 4));
+}
+
+TEST_F(FakesEbsCloud, RestartRemovesUnrecordedSnapshotFiles) {
+  cloud_ = MakeCloud();
+  std::string s = Snapshot(Volume());
+  cloud_.reset();
+  std::string leaked = dir_.path() + "/snapshots/snap-0123456789abcdef0.img";
+  std::ofstream(leaked) << "x";
+  cloud_ = MakeCloud();
+  struct stat st {};
+  EXPECT_NE(0, ::stat(leaked.c_str(), &st));
+  EXPECT_EQ(0, ::stat((dir_.path() + "/snapshots/" + s + ".img").c_str(), &st));
 }
 
 TEST_F(FakesEbsCloud, FaultsHitTheirCountThenStop) {

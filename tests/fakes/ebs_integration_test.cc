@@ -1,6 +1,7 @@
 // convoy-fake cloud + daemons for real (root): loop devices, mkfs, mount(2)
-// inside each daemon's private mount namespace, failover between hosts, and
-// nothing left behind (no loop device, no mount, no process).
+// inside each daemon's private mount namespace, failover between hosts, EBS
+// snapshots and backups restored into new volumes, Convoy's error texts for
+// them, and nothing left behind (no loop device, no mount, no process).
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -248,11 +249,132 @@ TEST_F(FakesEbsIntegration, RestartedDaemonRemountsOnlyWhatIsStillAttachedHere) 
   Ec2("DeleteVolume", {{"VolumeId", moving}});
 }
 
-TEST_F(FakesEbsIntegration, CloudKilledWithSigkillAccountsForEveryVolumeAndLoopDevice) {
+TEST_F(FakesEbsIntegration, SnapshotBackupAndRestoreCarryTheDataToANewVolume) {
+  StartHost("a");
+  std::string mp = CreateAndMount("a", {{"Name", "src"}, {"Size", 512LL << 20}});
+  ASSERT_EQ("", InHost("a", "echo snapshot-me > " + mp + "/data").err);  // no sync: the daemon syncs
+  RawResponse snapped =
+      Convoy("a", "POST", "/v1/snapshots/create", {{"Name", "snap1"}, {"VolumeName", "src"}});
+  ASSERT_EQ(200, snapped.status) << snapped.body;
+  EXPECT_EQ("snap1", snapped.body);
+  InHost("a", "echo changed-later > " + mp + "/data && sync");
+
+  json inspected =
+      json::parse(Convoy("a", "GET", "/v1/snapshots/", {{"SnapshotName", "snap1"}}).body);
+  EXPECT_EQ("src", inspected["VolumeName"]);
+  json info = inspected["DriverInfo"];
+  EXPECT_EQ("ebs", info["Driver"]);
+  EXPECT_EQ("completed", info["State"]);
+  EXPECT_EQ(std::to_string(1LL << 30), info["Size"]);
+  std::string snap_id = info["EBSSnapshotID"];
+  json cloud_snapshot = Ec2("DescribeSnapshots", {{"SnapshotIds", {snap_id}}})["Snapshots"][0];
+  EXPECT_EQ(info["EBSVolumeID"], cloud_snapshot["VolumeId"]);
+  EXPECT_EQ("snap1", cloud_snapshot["Tags"]["ConvoySnapshotName"]);
+  EXPECT_EQ("src", cloud_snapshot["Tags"]["ConvoyVolumeName"]);
+  json volume = json::parse(Convoy("a", "GET", "/v1/volumes/", {{"VolumeName", "src"}}).body);
+  EXPECT_EQ(snap_id, volume["Snapshots"]["snap1"]["DriverInfo"]["EBSSnapshotID"]);
+
+  RawResponse backup = Convoy("a", "POST", "/v1/backups/create",
+                              {{"SnapshotName", "snap1"}, {"URL", "vfs:///ignored"}});
+  ASSERT_EQ(200, backup.status) << backup.body;
+  EXPECT_EQ("ebs://us-east-1/" + snap_id, backup.body);
+  json listed = json::parse(Convoy("a", "GET", "/v1/backups/list", {{"VolumeName", "src"}}).body);
+  EXPECT_EQ(snap_id, listed[backup.body]["EBSSnapshotID"]);
+  EXPECT_EQ("snap1", listed[backup.body]["SnapshotName"]);
+  json backup_info =
+      json::parse(Convoy("a", "GET", "/v1/backups/inspect", {{"URL", backup.body}}).body);
+  EXPECT_EQ("completed", backup_info["State"]);
+  EXPECT_EQ("src", backup_info["VolumeName"]);
+
+  // The daemon's records keep the snapshot across a restart (its index is rebuilt from them).
+  ASSERT_EQ(0, daemons_["a"]->Stop());
+  StartHost("a");
+  EXPECT_EQ(snap_id, json::parse(Convoy("a", "GET", "/v1/snapshots/", {{"SnapshotName", "snap1"}})
+                                     .body)["DriverInfo"]["EBSSnapshotID"]);
+
+  std::string copy_mp = CreateAndMount("a", {{"Name", "copy"}, {"BackupURL", backup.body}});
+  EXPECT_EQ("snapshot-me\n", InHost("a", "cat " + copy_mp + "/data").out);
+  json copy = json::parse(Convoy("a", "GET", "/v1/volumes/", {{"VolumeName", "copy"}}).body);
+  EXPECT_EQ(std::to_string(1LL << 30), copy["DriverInfo"]["Size"]);
+  EXPECT_EQ("ext4", copy["DriverInfo"]["FSType"]);
+  EXPECT_EQ("changed-later\n", InHost("a", "cat " + mp + "/data").out);
+
+  // Deleting the Convoy snapshot keeps the backup; deleting the backup
+  // deletes the EBS snapshot.
+  EXPECT_EQ(200, Convoy("a", "DELETE", "/v1/snapshots/", {{"SnapshotName", "snap1"}}).status);
+  EXPECT_EQ(1u, Ec2("DescribeSnapshots", json::object())["Snapshots"].size());
+  EXPECT_EQ(200, Convoy("a", "DELETE", "/v1/backups", {{"URL", backup.body}}).status);
+  EXPECT_TRUE(Ec2("DescribeSnapshots", json::object())["Snapshots"].empty());
+  for (const char* name : {"src", "copy"}) {
+    ASSERT_EQ(200, Convoy("a", "POST", "/v1/volumes/umount", {{"VolumeName", name}}).status);
+    ASSERT_EQ(200, Convoy("a", "DELETE", "/v1/volumes/", {{"VolumeName", name}}).status);
+  }
+  EXPECT_TRUE(LoopDevicesUnder(dir_.path()).empty());
+}
+
+TEST_F(FakesEbsIntegration, SnapshotAndBackupErrorsHaveConvoysTexts) {
+  std::string a = StartHost("a");
+  auto body_of = [&](const std::string& method, const std::string& path, const json& request) {
+    RawResponse r = Convoy("a", method, path, request);
+    EXPECT_EQ(400, r.status) << path << " " << request.dump();
+    return r.body;
+  };
+  EXPECT_EQ("volume nosuch doesn't exist\n",
+            body_of("POST", "/v1/snapshots/create", {{"Name", "s1"}, {"VolumeName", "nosuch"}}));
+  EXPECT_EQ("cannot find volume for snapshot nosnap\n",
+            body_of("GET", "/v1/snapshots/", {{"SnapshotName", "nosnap"}}));
+  EXPECT_EQ("Cannot find volume of snapshot nosnap\n",
+            body_of("POST", "/v1/backups/create", {{"SnapshotName", "nosnap"}}));
+  EXPECT_EQ(
+      "Snapshot snap-0123456789abcdef0 is at us-west-2 rather than current region us-east-1. "
+      "Copy snapshot is needed\n",
+      body_of("GET", "/v1/backups/inspect", {{"URL", "ebs://us-west-2/snap-0123456789abcdef0"}}));
+  EXPECT_EQ("Invalid EBS backup URL ebs://us-east-1/vol-1: expected ebs://<region>/snap-<id>\n",
+            body_of("DELETE", "/v1/backups", {{"URL", "ebs://us-east-1/vol-1"}}));
+  EXPECT_EQ(
+      "AWS Error:  InvalidSnapshot.NotFound The snapshot 'snap-00000000000000000' does not "
+      "exist. <nil>\n400 convoy-fake\n",
+      body_of("GET", "/v1/backups/inspect", {{"URL", "ebs://us-east-1/snap-00000000000000000"}}));
+
+  // A restore smaller than its snapshot is refused before anything is made.
+  std::string big = Ec2("CreateVolume", {{"Size", 2}})["VolumeId"];
+  std::string snap = Ec2("CreateSnapshot", {{"VolumeId", big}})["SnapshotId"];
+  EXPECT_EQ("AWS Error:  InvalidParameterValue Volume of 1GiB is smaller than snapshot '" + snap +
+                "', expect size >= 2GiB <nil>\n400 convoy-fake\n",
+            body_of("POST", "/v1/volumes/create",
+                    {{"Name", "small"}, {"BackupURL", "ebs://us-east-1/" + snap}, {"Size", 1LL << 30}}));
+  EXPECT_EQ(1u, Admin("GET", "/admin/state")["Volumes"].size());
+
+  // A refused CreateSnapshot leaves no snapshot and no name behind.
+  std::string mp = CreateAndMount("a", {{"Name", "vol"}, {"Size", 512LL << 20}});
+  Admin("POST", "/admin/faults",
+        {{"Operation", "CreateSnapshot"}, {"ErrorCode", "SnapshotLimitExceeded"}, {"Count", 1}});
+  EXPECT_EQ("AWS Error:  SnapshotLimitExceeded Injected fault on CreateSnapshot <nil>\n400 "
+            "convoy-fake\n",
+            body_of("POST", "/v1/snapshots/create", {{"Name", "s1"}, {"VolumeName", "vol"}}));
+  EXPECT_EQ(1u, Ec2("DescribeSnapshots", json::object())["Snapshots"].size());
+  EXPECT_EQ(200, Convoy("a", "POST", "/v1/snapshots/create", {{"Name", "s1"}, {"VolumeName", "vol"}})
+                     .status);
+  EXPECT_EQ("Snapshot name s1 already exists\n",
+            body_of("POST", "/v1/snapshots/create", {{"Name", "s1"}, {"VolumeName", "vol"}}));
+  // A cloud that fails to describe snapshots does not fail the volume's inspect.
+  Admin("POST", "/admin/faults",
+        {{"Operation", "DescribeSnapshots"}, {"ErrorCode", "RequestLimitExceeded"}, {"Count", 1}});
+  RawResponse inspected = Convoy("a", "GET", "/v1/volumes/", {{"VolumeName", "vol"}});
+  ASSERT_EQ(200, inspected.status) << inspected.body;
+  EXPECT_EQ("unknown: Injected fault on DescribeSnapshots",
+            json::parse(inspected.body)["Snapshots"]["s1"]["DriverInfo"]["State"]);
+  ASSERT_EQ(200, Convoy("a", "POST", "/v1/volumes/umount", {{"VolumeName", "vol"}}).status);
+  ASSERT_EQ(200, Convoy("a", "DELETE", "/v1/volumes/", {{"VolumeName", "vol"}}).status);
+  Ec2("DeleteVolume", {{"VolumeId", big}});
+}
+
+TEST_F(FakesEbsIntegration, CloudKilledWithSigkillAccountsForEveryVolumeSnapshotAndLoopDevice) {
   std::string a = Admin("POST", "/admin/instances", {{"Host", "a"}})["InstanceId"];
   std::string v1 = Ec2("CreateVolume", {{"Size", 1}})["VolumeId"];
   std::string v2 = Ec2("CreateVolume", {{"Size", 1}})["VolumeId"];
   std::string loop = Ec2("AttachVolume", {{"VolumeId", v1}, {"InstanceId", a}})["LoopDevice"];
+  std::string snap = Ec2("CreateSnapshot", {{"VolumeId", v2}})["SnapshotId"];
   cloud_->Kill();
   cloud_ = std::make_unique<FakeProcess>(std::vector<std::string>{
       ConvoyFakeBinary(), "cloud", "--socket", Path("cloud.sock"), "--state-dir", Path("cloud")});
@@ -263,6 +385,10 @@ TEST_F(FakesEbsIntegration, CloudKilledWithSigkillAccountsForEveryVolumeAndLoopD
   EXPECT_EQ(loop, attached["Attachments"][0]["LoopDevice"]);
   EXPECT_EQ("available", Ec2("DescribeVolumes", {{"VolumeIds", {v2}}})["Volumes"][0]["State"]);
   EXPECT_EQ(std::vector<std::string>{loop}, LoopDevicesUnder(dir_.path()));
+  json snapshot = Ec2("DescribeSnapshots", {{"SnapshotIds", {snap}}})["Snapshots"][0];
+  EXPECT_EQ(v2, snapshot["VolumeId"]);
+  EXPECT_EQ("completed", snapshot["State"]);
+  Ec2("DeleteSnapshot", {{"SnapshotId", snap}});
   Ec2("DetachVolume", {{"VolumeId", v1}, {"InstanceId", a}});
   Ec2("DeleteVolume", {{"VolumeId", v1}});
   Ec2("DeleteVolume", {{"VolumeId", v2}});
