@@ -46,6 +46,7 @@ std::vector<Case> Catalog(const CatalogOptions& options) {
   AddRobustnessCases(cases);
   AddInstallCases(cases);
   AddDriftCases(cases);
+  AddFaultCases(cases);
   AddFailoverCases(cases);
   AddSequenceCases(cases, options.sequence);
   return cases;

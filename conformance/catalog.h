@@ -53,6 +53,7 @@ void AddSecretsCases(std::vector<Case>& cases);
 void AddRobustnessCases(std::vector<Case>& cases);
 void AddInstallCases(std::vector<Case>& cases);
 void AddDriftCases(std::vector<Case>& cases);
+void AddFaultCases(std::vector<Case>& cases);
 void AddFailoverCases(std::vector<Case>& cases);
 void AddSequenceCases(std::vector<Case>& cases, const SequenceOptions& options);
 

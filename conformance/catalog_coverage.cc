@@ -56,10 +56,7 @@ std::vector<Coverage> CoverageTable() {
       {25, {"prefix-sharing paths", ""}},
       {26, {"leaks (mounts, devices, files, processes)", "every case: leak audit before/after"}},
       {27, {"non-atomic install during probe", ""}},
-      {28,
-       {"isattached hides backend errors",
-        "partly: lifecycle/attachable checks isattached; fault injection in the fake waits for the "
-        "failover issue"}},
+      {28, {"isattached hides backend errors", "the node's backend cut off (convoy-fake fixture)"}},
       {29, {"getvolumename assumptions", ""}},
       {30, {"crash paths emit non-JSON", "every call of every case, and invalid base64 input"}},
   };

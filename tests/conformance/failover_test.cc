@@ -30,6 +30,13 @@ const std::vector<std::string> kFailoverCases = {
     "failover/partition-daemon-unreachable-kubelet",
 };
 
+const std::string kFaultCase = "faults/isattached-with-backend-unreachable";
+
+std::vector<std::string> WithFaultCase(std::vector<std::string> cases) {
+  cases.push_back(kFaultCase);
+  return cases;
+}
+
 nlohmann::json ReadJson(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
@@ -104,7 +111,7 @@ TEST(Failover, ConvoyVfsPassesTheFailoverCasesThatApply) {
 
 struct FailoverMutant {
   std::string defect;
-  std::vector<std::string> failing;  // exactly these [failover] cases FAIL; the others PASS
+  std::vector<std::string> failing;  // exactly these [failover]/[faults] cases FAIL; the others PASS
 };
 
 void PrintTo(const FailoverMutant& m, std::ostream* os) { *os << m.defect; }
@@ -135,7 +142,7 @@ TEST_P(FailoverMutantTest, FailsExactlyTheExpectedCases) {
   options.deadline = std::chrono::seconds(400);
   auto r = RunProcess(
       {BuiltBinary("conformance/flexconform"), "--profile", dir.Join("profile.yaml"), "--focus",
-       "\\[failover\\]", "--json", dir.Join("r.json"), "--run-root", dir.path()},
+       "\\[failover\\]|\\[faults\\]", "--json", dir.Join("r.json"), "--run-root", dir.path()},
       options);
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.out << r.err;
   std::string reasons;
@@ -173,7 +180,9 @@ INSTANTIATE_TEST_SUITE_P(
              "failover/partition-daemon-unreachable-controller",
              "failover/partition-daemon-unreachable-kubelet"}},
         // Every case tears a volume down at least once (F11: still mounted).
-        FailoverMutant{"skip-clean-unmount", kFailoverCases}),
+        FailoverMutant{"skip-clean-unmount", WithFaultCase(kFailoverCases)},
+        // F28: a daemon it cannot reach makes the volume look detached.
+        FailoverMutant{"isattached-hides-errors", {kFaultCase}}),
     [](const auto& mutant_info) {
       std::string name = mutant_info.param.defect;
       for (auto& ch : name) {

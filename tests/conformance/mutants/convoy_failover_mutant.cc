@@ -13,6 +13,8 @@
 //                          released. (A lazy umount -l is no such defect:
 //                          with no other reference left it is a full,
 //                          flushing unmount.)
+//   isattached-hides-errors  isattached answers Success + attached:false
+//                          when it could not ask its daemon (F28)
 // The profile's nodeEnv gives the mutant what a real driver would not
 // know: $FLEXKIT_MUTANT_CLOUD (the fake cloud's socket) and
 // $FLEXKIT_MUTANT_PEERS (every node daemon's socket, space-separated).
@@ -80,7 +82,11 @@ class MutantDriver : public flexvolume::Driver {
     return real_.WaitForAttach(d, o);
   }
   DriverStatus IsAttached(const Options& o, const std::string& n) override {
-    return real_.IsAttached(o, n);
+    DriverStatus s = real_.IsAttached(o, n);
+    if (defect_ != "isattached-hides-errors" || !s.IsFailure()) return s;
+    DriverStatus detached = flexvolume::Succeed();
+    detached.attached = false;
+    return detached;
   }
   DriverStatus MountDevice(const std::string& dir, const std::string& d,
                            const Options& o) override {
