@@ -145,7 +145,8 @@ class ConvoyFakeFixture : public Fixture {
 
   std::vector<std::string> DoubleAttachments() override {
     std::vector<std::string> found;
-    for (const auto& v : Admin("GET", "/admin/violations", "")["Violations"])
+    const auto reply = Admin("GET", "/admin/violations", "");  // outlives the loop
+    for (const auto& v : reply["Violations"])
       found.push_back(v.is_string() ? v.get<std::string>() : v.dump());
     return found;
   }
