@@ -291,9 +291,7 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
   return v;
 }
 
-// kubelet's own unmount (the Not-supported fallback): a failure is retried
-// on the next reconcile, so a transient EBUSY is retried here too.
-static void KubeletUnmount(sim::Node& n, const std::string& dir) {
+void KubeletUnmount(sim::Node& n, const std::string& dir) {
   for (int attempt = 1;; ++attempt) {
     try {
       n.mounter().Unmount(dir);

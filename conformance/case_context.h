@@ -50,6 +50,11 @@ struct PodVolume {
   Tracker::Handle pod_undo = 0;
 };
 
+// kubelet's own unmount (its fallback when the driver answers Not
+// supported, and its clean-up): a transient EBUSY is retried, as kubelet
+// retries on its next reconcile. Throws after the last attempt.
+void KubeletUnmount(sim::Node& n, const std::string& dir);
+
 class CaseContext {
  public:
   CaseContext(const DriverProfile& profile, std::string case_dir, std::string unique_prefix,

@@ -8,7 +8,6 @@
 
 #include <optional>
 #include <sstream>
-#include <thread>
 
 #include "conformance/catalog.h"
 #include "conformance/model/sequence_search.h"
@@ -52,18 +51,6 @@ bool HasOption(const std::string& options, const std::string& option) {
   return false;
 }
 
-// kubelet's own unmount (fallbacks and clean-up): a transient EBUSY is retried.
-void KubeletUnmount(sim::Node& n, const std::string& dir) {
-  for (int attempt = 1;; ++attempt) {
-    try {
-      n.mounter().Unmount(dir);
-      return;
-    } catch (const std::exception&) {
-      if (attempt == 10) throw;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-}
 
 // One sequence on a fresh volume: its own unique volume name, pod dirs and
 // global paths, so nothing of an earlier sequence is visible; everything it
