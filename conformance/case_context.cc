@@ -10,8 +10,6 @@
 #include "simulator/verdict_json.h"
 
 namespace flexkit::conform {
-namespace {
-
 std::string Substitute(std::string text, const std::string& key, const std::string& value) {
   for (std::size_t pos = text.find(key); pos != std::string::npos;
        pos = text.find(key, pos + value.size())) {
@@ -19,6 +17,8 @@ std::string Substitute(std::string text, const std::string& key, const std::stri
   }
   return text;
 }
+
+namespace {
 
 std::string Verb(const sim::Args& args) { return args.empty() ? "" : args[0]; }
 

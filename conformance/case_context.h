@@ -50,6 +50,10 @@ struct PodVolume {
   Tracker::Handle pod_undo = 0;
 };
 
+// `text` with every `key` (a profile placeholder such as "{{unique}}")
+// replaced by `value`.
+std::string Substitute(std::string text, const std::string& key, const std::string& value);
+
 // kubelet's own unmount (its fallback when the driver answers Not
 // supported, and its clean-up): a transient EBUSY is retried, as kubelet
 // retries on its next reconcile. Throws after the last attempt.

@@ -39,8 +39,7 @@ void LifecyclePerKubelet(CaseContext& c) {
 // it, that is the driver's job, under either spelling.
 void FsGroupPerKubelet(CaseContext& c) {
   auto& n = c.node();
-  const bool kubelet_applies =
-      !c.profile().capabilities || c.profile().capabilities->fs_group;
+  const bool kubelet_applies = !c.profile().capabilities || c.profile().capabilities->fs_group;
   long gid = 4242;
   for (const auto& kubernetes : {std::string("1.7"), std::string("current")}) {
     c.UseKubernetes(kubernetes);

@@ -26,12 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Substitute(std::string text, const std::string& key, const std::string& value) {
-  for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
-    text.replace(at, key.size(), value);
-  return text;
-}
-
 std::string ReadAll(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -56,10 +50,7 @@ std::vector<fs::path> DistinctCopies(CaseContext& c, const std::string& folder,
 void HotInstall(CaseContext& c) {
   auto& n = c.node();
   const std::string name = c.profile().driver_name;
-  std::string folder = name;
-  for (auto& ch : folder) {
-    if (ch == '/') ch = '~';
-  }
+  const std::string folder = sim::EscapeDriverName(name);
   const std::string exe = sim::ExecutableName(name);
   const fs::path dir = fs::path(n.plugin_dir()) / folder;
   fs::create_directories(dir);
@@ -76,8 +67,8 @@ void HotInstall(CaseContext& c) {
     installs.push_back({"/bin/sh", "-c",
                         "for i in 1 2 3 4 5 6; do cp -- \"$1\" \"$2\" && mv -f -- \"$2\" \"$3\" "
                         "|| exit 1; done",
-                        "installer", c.profile().driver, (dir / ("." + exe + ".installing")).string(),
-                        target.string()});
+                        "installer", c.profile().driver,
+                        (dir / ("." + exe + ".installing")).string(), target.string()});
     expected_final = ReadAll(c.profile().driver);
   } else {
     const auto copies = DistinctCopies(c, folder, exe);
@@ -110,7 +101,8 @@ void HotInstall(CaseContext& c) {
     throw;
   }
   if (const std::string error = installer.get(); !error.empty()) {
-    if (c.profile().install.empty()) throw std::runtime_error("the suite's installer failed: " + error);
+    if (c.profile().install.empty())
+      throw std::runtime_error("the suite's installer failed: " + error);
     c.Fail(rule, "the driver's installer failed: " + error);
   }
   if (ReadAll(target) != expected_final) {

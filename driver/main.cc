@@ -6,10 +6,8 @@
 #include <cstring>
 #include <string>
 
-#include "driver/convoy/config.h"
-#include "driver/convoy/convoy_driver.h"
-#include "driver/convoy/convoy_http_client.h"
 #include "driver/convoy/install.h"
+#include "driver/convoy/system_driver.h"
 #include "driver/sdk/exec_driver.h"
 
 namespace {
@@ -97,20 +95,6 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  convoy_flexvolume::Config config;
-  std::string config_error;
-  convoy_flexvolume::LoadConfig(convoy_flexvolume::ConfigPath(), &config, &config_error);
-
-  flexvolume::ExecConfig exec;
-  exec.log.ident = "convoy-flexvolume";
-  exec.log.file = config.log_file;
-  exec.log.syslog = config.log_file.empty();
-
-  convoy_flexvolume::ConvoyHttpClientFactory clients(config.timeouts.connect,
-                                                     config.timeouts.request);
-  flexvolume::SystemMounter mounter;
-  convoy_flexvolume::SystemClock clock;
-  convoy_flexvolume::DriverDeps deps{&clients, &mounter, &clock, &convoy_flexvolume::DeviceExists};
-  convoy_flexvolume::ConvoyDriver driver(config, config_error, deps);
-  flexvolume::ExecDriver(driver, argc, argv, exec);
+  convoy_flexvolume::SystemConvoyDriver system("convoy-flexvolume");
+  flexvolume::ExecDriver(system.driver, argc, argv, system.exec);
 }

@@ -69,12 +69,7 @@ void Cluster::AddNode(const std::string& name, bool controller_managed_attach,
 void Cluster::InstallDriver(const std::string& executable, const std::string& driver_name) {
   fs::path source = fs::absolute(executable);
   std::string dir_name = source.parent_path().filename().string();
-  if (!driver_name.empty()) {
-    dir_name = driver_name;
-    for (auto& ch : dir_name) {
-      if (ch == '/') ch = '~';
-    }
-  }
+  if (!driver_name.empty()) dir_name = EscapeDriverName(driver_name);
   std::string exe = ExecutableName(UnescapeDriverName(dir_name));
   drivers_.emplace_back(source.string(), dir_name);
   std::vector<std::string> plugin_dirs = {control_plane_->plugin_dir()};

@@ -3,6 +3,8 @@
 // root dir.
 #include <string>
 
+#include "simulator/plugin_name.h"
+
 namespace flexkit::sim {
 
 class KubeletPaths {
@@ -22,13 +24,7 @@ class KubeletPaths {
   std::string PodVolumesDir(const std::string& pod_uid) const {
     return root_ + "/pods/" + pod_uid + "/volumes";
   }
-  std::string EscapedDriver() const {
-    std::string s = driver_;
-    for (auto& c : s) {
-      if (c == '/') c = '~';
-    }
-    return s;
-  }
+  std::string EscapedDriver() const { return EscapeDriverName(driver_); }
 
  private:
   std::string root_;

@@ -56,6 +56,14 @@ std::string UnescapeDriverName(const std::string& dir_name) {
   return s;
 }
 
+std::string EscapeDriverName(const std::string& driver_name) {
+  std::string s = driver_name;
+  for (auto& c : s) {
+    if (c == '/') c = '~';
+  }
+  return s;
+}
+
 std::string ExecutableName(const std::string& driver_name) {
   auto slash = driver_name.rfind('/');
   return slash == std::string::npos ? driver_name : driver_name.substr(slash + 1);

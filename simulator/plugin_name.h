@@ -6,8 +6,9 @@
 
 namespace flexkit::sim {
 
-std::string UnescapeDriverName(const std::string& dir_name);  // "foo~cifs" -> "foo/cifs"
-std::string ExecutableName(const std::string& driver_name);   // "foo/cifs" -> "cifs"
+std::string UnescapeDriverName(const std::string& dir_name);   // "foo~cifs" -> "foo/cifs"
+std::string EscapeDriverName(const std::string& driver_name);  // "foo/cifs" -> "foo~cifs"
+std::string ExecutableName(const std::string& driver_name);    // "foo/cifs" -> "cifs"
 // Empty when valid; otherwise why IsQualifiedName refuses it.
 std::string QualifiedNameError(const std::string& name);
 

@@ -32,6 +32,7 @@
 #include "driver/convoy/convoy_driver.h"
 #include "driver/convoy/convoy_http_client.h"
 #include "driver/convoy/http_unix_client.h"
+#include "driver/convoy/system_driver.h"
 #include "driver/convoy/volume_spec.h"
 #include "driver/sdk/exec_driver.h"
 #include "driver/sdk/options.h"
@@ -184,19 +185,7 @@ class MutantDriver : public flexvolume::Driver {
 }  // namespace
 
 int main(int argc, char** argv) {
-  convoy_flexvolume::Config config;
-  std::string config_error;
-  convoy_flexvolume::LoadConfig(convoy_flexvolume::ConfigPath(), &config, &config_error);
-  flexvolume::ExecConfig exec;
-  exec.log.ident = "convoy-failover-mutant";
-  exec.log.file = config.log_file;
-  exec.log.syslog = config.log_file.empty();
-  convoy_flexvolume::ConvoyHttpClientFactory clients(config.timeouts.connect,
-                                                     config.timeouts.request);
-  flexvolume::SystemMounter mounter;
-  convoy_flexvolume::SystemClock clock;
-  convoy_flexvolume::DriverDeps deps{&clients, &mounter, &clock, &convoy_flexvolume::DeviceExists};
-  convoy_flexvolume::ConvoyDriver real(config, config_error, deps);
-  MutantDriver mutant(real, config, clients, Env("FLEXKIT_MUTANT"));
-  flexvolume::ExecDriver(mutant, argc, argv, exec);
+  convoy_flexvolume::SystemConvoyDriver system("convoy-failover-mutant");
+  MutantDriver mutant(system.driver, system.config, system.clients, Env("FLEXKIT_MUTANT"));
+  flexvolume::ExecDriver(mutant, argc, argv, system.exec);
 }
