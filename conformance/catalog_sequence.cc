@@ -11,7 +11,6 @@
 
 #include "conformance/catalog.h"
 #include "conformance/model/sequence_search.h"
-#include "simulator/mount_table.h"
 
 namespace flexkit::conform {
 namespace {
@@ -50,7 +49,6 @@ bool HasOption(const std::string& options, const std::string& option) {
   }
   return false;
 }
-
 
 // One sequence on a fresh volume: its own unique volume name, pod dirs and
 // global paths, so nothing of an earlier sequence is visible; everything it
@@ -270,41 +268,34 @@ class SequenceRun {
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const auto& v = nodes_[i];
       const auto& want = state.nodes[i];
-      const auto table = sim::ReadMountTable(v.node->holder_pid());
-      auto mounts_at = [&table](const std::string& target) {
-        std::vector<const sim::MountEntry*> at;
-        for (const auto& m : table) {
-          if (m.target == target) at.push_back(&m);
-        }
-        return at;
-      };
       const std::string where = v.node->name() + ": ";
       if (model_.domain().attachable) {
-        const auto at = mounts_at(v.global_path);
+        const std::size_t count = c_.MountCount(*v.node, v.global_path);
         const std::size_t expected = want.device_mounted ? 1 : 0;
-        if (at.size() != expected) {
-          return Divergence{0, at.size() > 1 ? "F9 (protocol §7.5: no stacked mounts)" : rule,
+        if (count != expected) {
+          return Divergence{0, count > 1 ? "F9 (protocol §7.5: no stacked mounts)" : rule,
                             where + std::to_string(expected) + " mount(s) at the global path",
-                            std::to_string(at.size()) + " at " + v.global_path};
+                            std::to_string(count) + " at " + v.global_path};
         }
       }
       for (std::size_t p = 0; p < v.pod_dirs.size(); ++p) {
-        const auto at = mounts_at(v.pod_dirs[p]);
+        const std::size_t count = c_.MountCount(*v.node, v.pod_dirs[p]);
         const bool mounted = want.PodMounted(static_cast<int>(p));
         const std::size_t expected = mounted ? 1 : 0;
         const std::string pod = "pod-" + std::to_string(p + 1);
-        if (at.size() != expected) {
-          return Divergence{0, at.size() > 1 ? "F9 (protocol §7.5: no stacked mounts)" : rule,
+        if (count != expected) {
+          return Divergence{0, count > 1 ? "F9 (protocol §7.5: no stacked mounts)" : rule,
                             where + std::to_string(expected) + " mount(s) at " + pod + "'s dir",
-                            std::to_string(at.size()) + " at " + v.pod_dirs[p]};
+                            std::to_string(count) + " at " + v.pod_dirs[p]};
         }
         if (mounted) {
           const bool want_ro = model::PodReadOnly(static_cast<int>(p));
-          const bool ro = HasOption(at.front()->options, "ro");
+          const std::string options = c_.MountOptions(*v.node, v.pod_dirs[p]);
+          const bool ro = HasOption(options, "ro");
           if (ro != want_ro) {
             return Divergence{0, "F18 (protocol §4: kubernetes.io/readwrite is honoured)",
                               where + pod + " mounted " + (want_ro ? "ro" : "rw"),
-                              "mounted with " + at.front()->options};
+                              "mounted with " + options};
           }
         }
       }
