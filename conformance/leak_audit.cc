@@ -15,6 +15,24 @@ bool Under(const std::string& path, const std::string& dir) {
          path[dir.size()] == '/';
 }
 
+// The kernel names a backing file by its resolved path, so `dir` is
+// resolved too (a symlinked or doubled-slash TMPDIR would match nothing).
+std::string Resolved(const std::string& dir) {
+  std::error_code ec;
+  auto resolved = std::filesystem::weakly_canonical(dir, ec);
+  return ec ? dir : resolved.string();
+}
+
+// A backing file removed since (its case dir is gone) keeps its old path
+// with " (deleted)" after it: still ours, and still a leak.
+bool BackedUnder(std::string backing, const std::string& dir) {
+  const std::string deleted = " (deleted)";
+  if (backing.size() > deleted.size() &&
+      backing.compare(backing.size() - deleted.size(), deleted.size(), deleted) == 0)
+    backing.resize(backing.size() - deleted.size());
+  return Under(backing, dir);
+}
+
 std::map<std::string, std::string> LoopBackingFiles() {
   std::map<std::string, std::string> out;
   std::error_code ec;
@@ -69,8 +87,9 @@ void ListFiles(const std::string& dir, std::set<std::string>& out) {
 
 std::vector<std::string> LoopDevicesUnder(const std::string& dir) {
   std::vector<std::string> out;
+  const std::string resolved = Resolved(dir);
   for (const auto& [name, backing] : LoopBackingFiles()) {
-    if (Under(backing, dir)) out.push_back("/dev/" + name);
+    if (BackedUnder(backing, resolved)) out.push_back("/dev/" + name);
   }
   return out;
 }
@@ -80,8 +99,9 @@ HostSnapshot TakeHostSnapshot(const std::string& run_dir) {
   for (const auto& m : sim::ReadMountTable(::getpid())) {
     if (Under(m.target, run_dir) || Under(m.source, run_dir)) s.mounts.push_back(m);
   }
+  const std::string resolved = Resolved(run_dir);
   for (const auto& [name, backing] : LoopBackingFiles()) {
-    if (Under(backing, run_dir)) s.loop_devices.insert(name + " -> " + backing);
+    if (BackedUnder(backing, resolved)) s.loop_devices.insert(name + " -> " + backing);
   }
   s.descendants = Descendants(::getpid());
   return s;

@@ -18,7 +18,7 @@ namespace flexkit::conform {
 
 struct HostSnapshot {
   std::vector<sim::MountEntry> mounts;  // in flexconform's namespace, under the run dir
-  std::set<std::string> loop_devices;   // "loop7 -> backing file", backing file under the run dir
+  std::set<std::string> loop_devices;   // "loop7 -> backing file", under the run dir, even deleted
   std::set<pid_t> descendants;          // processes descended from flexconform
 };
 HostSnapshot TakeHostSnapshot(const std::string& run_dir);
