@@ -9,11 +9,13 @@
 namespace flexkit::sim {
 namespace fs = std::filesystem;
 
-Cluster::Cluster(ClusterConfig config, ProcessRunner& runner)
+Cluster::Cluster(ClusterConfig config, ProcessRunner& runner, Transcript* transcript)
     : config_(std::move(config)),
       profile_(FindProfile(config_.profile)),
+      transcript_(transcript ? *transcript : own_transcript_),
       invoker_(runner, transcript_, config_.call) {
-  control_plane_ = std::make_unique<Node>("control-plane", config_.run_dir);
+  control_plane_ =
+      std::make_unique<Node>("control-plane", config_.run_dir, config_.control_plane_env);
   controller_ =
       std::make_unique<AttachDetachController>(*control_plane_, state_, invoker_, profile_,
                                                transcript_, clock_, node_ptrs_, config_.controller);
@@ -22,6 +24,7 @@ Cluster::Cluster(ClusterConfig config, ProcessRunner& runner)
 Cluster::~Cluster() {
   kubelets_.clear();
   controller_.reset();
+  if (log_) transcript_.SetCallObserver(nullptr);
   nodes_.clear();  // each node's namespace and processes go with it
   control_plane_.reset();
 }
@@ -46,21 +49,33 @@ void Cluster::Log(const std::string& line) {
 
 void Cluster::AddNode(const std::string& name, bool controller_managed_attach,
                       std::map<std::string, std::string> env) {
-  if (nodes_.count(name) != 0) {
+  if (node_ptrs_.count(name) != 0) {
     state_.node_status[name].controller_managed_attach = controller_managed_attach;
     return;
   }
   auto node = std::make_unique<Node>(name, config_.run_dir, std::move(env));
+  Node& added = *node;
+  nodes_[name] = std::move(node);
+  AddKubelet(added, controller_managed_attach);
+}
+
+void Cluster::AdoptNode(Node& node, bool controller_managed_attach) {
+  if (node_ptrs_.count(node.name()) != 0)
+    throw std::runtime_error("node " + node.name() + " exists already");
+  AddKubelet(node, controller_managed_attach);
+}
+
+void Cluster::AddKubelet(Node& node, bool controller_managed_attach) {
   for (const auto& [source, dir_name] : drivers_) {
-    fs::path dir = fs::path(node->plugin_dir()) / dir_name;
+    fs::path dir = fs::path(node.plugin_dir()) / dir_name;
     fs::create_directories(dir);
     fs::copy_file(source, dir / ExecutableName(UnescapeDriverName(dir_name)),
                   fs::copy_options::overwrite_existing);
   }
-  node_ptrs_[name] = node.get();
+  const std::string& name = node.name();
+  node_ptrs_[name] = &node;
   state_.node_status[name].controller_managed_attach = controller_managed_attach;
-  kubelets_[name] = std::make_unique<Kubelet>(*node, state_, invoker_, profile_, transcript_);
-  nodes_[name] = std::move(node);
+  kubelets_[name] = std::make_unique<Kubelet>(node, state_, invoker_, profile_, transcript_);
   transcript_.AddEvent("node added",
                        {{"node", name}, {"controllerManagedAttach", controller_managed_attach}});
   Log("node " + name + " added");
@@ -73,7 +88,7 @@ void Cluster::InstallDriver(const std::string& executable, const std::string& dr
   std::string exe = ExecutableName(UnescapeDriverName(dir_name));
   drivers_.emplace_back(source.string(), dir_name);
   std::vector<std::string> plugin_dirs = {control_plane_->plugin_dir()};
-  for (const auto& [name, node] : nodes_) plugin_dirs.push_back(node->plugin_dir());
+  for (const auto& [name, node] : node_ptrs_) plugin_dirs.push_back(node->plugin_dir());
   for (const auto& pd : plugin_dirs) {
     fs::path dir = fs::path(pd) / dir_name;
     fs::create_directories(dir);
@@ -89,7 +104,7 @@ void Cluster::Apply(const Manifest& m) {
   for (const auto& pv : m.pvs) state_.pvs[pv.name] = pv;
   for (const auto& c : m.pvcs) state_.pvcs[ClusterState::Key(c.ns, c.name)] = c;
   for (const auto& p : m.pods) {
-    if (!p.node.empty() && nodes_.count(p.node) == 0) {
+    if (!p.node.empty() && node_ptrs_.count(p.node) == 0) {
       throw std::runtime_error("pod " + ClusterState::Key(p.ns, p.name) + ": node " + p.node +
                                " does not exist");
     }
@@ -116,8 +131,8 @@ const Pod& Cluster::pod(const std::string& ns, const std::string& name) const {
 }
 
 Node& Cluster::node(const std::string& name) {
-  auto it = nodes_.find(name);
-  if (it == nodes_.end()) throw std::runtime_error("node " + name + " does not exist");
+  auto it = node_ptrs_.find(name);
+  if (it == node_ptrs_.end()) throw std::runtime_error("node " + name + " does not exist");
   return *it->second;
 }
 
@@ -156,7 +171,7 @@ std::vector<std::string> Cluster::Settle(int max_rounds) {
   for (int round = 0; round < max_rounds; ++round) {
     errors = controller_->Reconcile();
     for (auto& [name, k] : kubelets_) {
-      if (!nodes_.at(name)->running() || stopped_kubelets_.count(name) != 0) continue;
+      if (!node_ptrs_.at(name)->running() || stopped_kubelets_.count(name) != 0) continue;
       auto e = k->Sync();
       errors.insert(errors.end(), e.begin(), e.end());
     }
@@ -168,11 +183,11 @@ std::vector<std::string> Cluster::Settle(int max_rounds) {
   return errors;
 }
 
-std::vector<std::string> Cluster::Advance(Clock::Duration d) {
+std::vector<std::string> Cluster::Advance(Clock::Duration d, int max_rounds) {
   clock_.Advance(d);
   transcript_.AddEvent("time advanced", {{"ms", d.count()}, {"now_ms", clock_.Now().count()}});
   Log("virtual time +" + std::to_string(d.count() / 1000) + "s");
-  return Settle();
+  return Settle(max_rounds);
 }
 
 void Cluster::CrashNode(const std::string& name) {

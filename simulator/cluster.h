@@ -20,16 +20,22 @@ struct ClusterConfig {
   std::string profile = "current";
   CallSettings call;
   ControllerSettings controller;
+  // The driver's environment on the control plane (kube-controller-manager).
+  std::map<std::string, std::string> control_plane_env;
 };
 
 class Cluster {
  public:
-  Cluster(ClusterConfig config, ProcessRunner& runner);
+  // `transcript`: where calls and events go; null: the cluster's own.
+  Cluster(ClusterConfig config, ProcessRunner& runner, Transcript* transcript = nullptr);
   ~Cluster();
 
   // A node with its own namespace and kubelet; env is the driver's environment there.
   void AddNode(const std::string& name, bool controller_managed_attach = true,
                std::map<std::string, std::string> env = {});
+  // A node the caller made and keeps (it must outlive the cluster), such as
+  // one whose backend already runs in its namespace; it gets a kubelet.
+  void AdoptNode(Node& node, bool controller_managed_attach = true);
   // Copies the driver into every plugin dir (nodes and control plane), as
   // <vendor~drv>/<drv>, through a dot-file and rename. `driver_name` empty:
   // the executable's folder name says it (tests/data/drivers/vendor~drv/drv).
@@ -42,7 +48,7 @@ class Cluster {
   // `max_rounds`). Returns the errors of the last round.
   std::vector<std::string> Settle(int max_rounds = 8);
   // Moves the virtual clock, then settles.
-  std::vector<std::string> Advance(Clock::Duration d);
+  std::vector<std::string> Advance(Clock::Duration d, int max_rounds = 8);
 
   void CrashNode(const std::string& name);    // the node and its kubelet are gone
   void RestartNode(const std::string& name);  // new namespace, kubelet reconstructs
@@ -65,16 +71,18 @@ class Cluster {
  private:
   std::string Fingerprint() const;
   void Log(const std::string& line);
+  void AddKubelet(Node& node, bool controller_managed_attach);
 
   ClusterConfig config_;
   const VersionProfile& profile_;
-  Transcript transcript_;
+  Transcript own_transcript_;
+  Transcript& transcript_;
   DriverInvoker invoker_;
   VirtualClock clock_;
   ClusterState state_;
   std::unique_ptr<Node> control_plane_;
-  std::map<std::string, std::unique_ptr<Node>> nodes_;
-  std::map<std::string, Node*> node_ptrs_;
+  std::map<std::string, std::unique_ptr<Node>> nodes_;  // made by AddNode
+  std::map<std::string, Node*> node_ptrs_;              // every node, adopted ones too
   std::map<std::string, std::unique_ptr<Kubelet>> kubelets_;
   std::unique_ptr<AttachDetachController> controller_;
   std::set<std::string> stopped_kubelets_;

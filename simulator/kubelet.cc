@@ -315,6 +315,8 @@ void Kubelet::Reconstruct() {
   namespace fs = std::filesystem;
   std::error_code ec;
   const std::string pods_dir = node_.kubelet_root() + "/pods";
+  std::set<std::string> desired;  // uids of the pods bound here
+  for (const Pod* pod : cluster_.PodsOn(node_.name())) desired.insert(pod->uid);
   for (const auto& pod_entry : fs::directory_iterator(pods_dir, ec)) {
     const std::string uid = pod_entry.path().filename().string();
     for (const auto& plugin_entry : fs::directory_iterator(pod_entry.path() / "volumes", ec)) {
@@ -335,6 +337,10 @@ void Kubelet::Reconstruct() {
         VolumeSpec spec;
         spec.name = vol_entry.path().filename().string();
         spec.driver = driver;
+        // A pod still bound here whose mount vanished (the node restarted)
+        // is set up again by the reconciler, not taken as mounted.
+        if (desired.count(uid) != 0 && !node_.mounter().IsMountPoint(vol_entry.path().string()))
+          continue;
         VolumeState& state = volumes_[spec.name];
         state.spec = spec;
         state.attachable = plugin->capabilities.attach;

@@ -228,6 +228,11 @@ void NamespaceMounter::MakeDirs(const std::string& path, unsigned mode) {
 }
 
 void NamespaceMounter::RemoveDir(const std::string& path) {
+  // From outside the namespace rmdir would succeed on its mount point and
+  // silently detach the mount; inside it, as kubelet runs, it is EBUSY.
+  if (IsMountPoint(path)) {
+    throw std::runtime_error("rmdir " + path + " (node " + node_.name() + "): " + Why(EBUSY));
+  }
   if (::rmdir(InNamespace(path).c_str()) != 0) {
     throw std::runtime_error("rmdir " + path + " (node " + node_.name() + "): " + Why(errno));
   }

@@ -49,6 +49,27 @@ TEST_F(SimulatorNode, MountsAreVisibleOnlyInsideTheNode) {
   EXPECT_FALSE(node.mounter().IsMountPoint(target));
 }
 
+// As inside the namespace: rmdir of a mount point is EBUSY, never a silent
+// detach of the node's mount (which rmdir from outside would do).
+TEST_F(SimulatorNode, RemovingAMountPointFailsAndKeepsTheMount) {
+  Node node("n1", run_.path());
+  std::string target = node.kubelet_root() + "/m";
+  node.mounter().MakeDirs(target, 0750);
+  node.mounter().Mount("tmpfs", target, "tmpfs", 0, "size=1m");
+  node.mounter().WriteFile(target + "/f", "data");
+  try {
+    node.mounter().RemoveDir(target);
+    ADD_FAILURE() << "rmdir of a mount point succeeded";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("busy"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(node.mounter().IsMountPoint(target));
+  EXPECT_EQ(node.mounter().ReadFile(target + "/f"), "data");
+  node.mounter().Unmount(target);
+  node.mounter().RemoveDir(target);
+  EXPECT_FALSE(node.mounter().PathExists(target));
+}
+
 TEST_F(SimulatorNode, CrashKillsEverythingInTheNamespaceAndItsMounts) {
   Node node("n1", run_.path());
   std::string target = node.kubelet_root() + "/m";
