@@ -84,10 +84,16 @@ bool BackgroundProcess::running() {
   return true;
 }
 
+void BackgroundProcess::Freeze(bool frozen) {
+  if (pid_ <= 0) return;
+  ::kill(-pid_, frozen ? SIGSTOP : SIGCONT);
+}
+
 std::string BackgroundProcess::Stop() {
   if (pid_ <= 0) return "not running";
   ::kill(-pid_, SIGTERM);
   ::kill(pid_, SIGTERM);
+  ::kill(-pid_, SIGCONT);  // a frozen process must run to see its SIGTERM
   int status = 0;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (::waitpid(pid_, &status, WNOHANG) == 0) {

@@ -22,6 +22,9 @@ class BackgroundProcess {
 
   pid_t pid() const { return pid_; }
   bool running();
+  // SIGSTOP (true) or SIGCONT (false) to the group: a hung process keeps
+  // its socket, whose connections queue and are never answered.
+  void Freeze(bool frozen);
   // SIGTERM, up to 5 s, then SIGKILL to the group; returns the exit status text.
   std::string Stop();
 

@@ -183,34 +183,45 @@ sim::CallResult CaseContext::Call(sim::Node& n, const sim::Args& args, const std
       invoker.Call(n, component, executable.empty() ? profile_.driver : executable, args, redactor);
   const sim::ProcessResult& process = capturing.last();
   driver_time_ms_ += process.duration.count();
+  CheckReply(verb, r.harness_problem, process.spawn_error, process.combined, r.verdict);
+  return r;
+}
 
-  if (!r.harness_problem.empty()) {
-    Fail(r.harness_problem.find("stdout/stderr open") != std::string::npos
+void CaseContext::CheckReply(const std::string& verb, const std::string& harness_problem,
+                             const std::string& spawn_error, const std::string& raw_output,
+                             const sim::Verdict& verdict) {
+  if (!harness_problem.empty()) {
+    Fail(harness_problem.find("stdout/stderr open") != std::string::npos
              ? "F17 (protocol §3: kubelet reads combined output to end of file)"
              : "F16 (protocol §3: no timeout but waitforattach's; a hang wedges kubelet)",
-         verb + ": " + r.harness_problem);
+         verb + ": " + harness_problem);
   }
-  if (!process.spawn_error.empty()) {
+  if (!spawn_error.empty()) {
     Fail("F27 (protocol §1: the driver must be executable)",
-         verb + ": exec failed: " + process.spawn_error);
+         verb + ": exec failed: " + spawn_error);
   }
-  // The unredacted output, searched for secrets: the transcript only holds
-  // the redacted copy, so the raw bytes are checked here before anyone sees them.
-  for (const auto& s : secrets) {
-    if (s.size() >= 4 && process.combined.find(s) != std::string::npos) {
-      Fail("F21 (protocol §8: secrets never appear in replies or logs)",
-           verb + ": the reply contains a secret value (shown redacted in the transcript)");
+  if (!raw_output.empty()) {
+    std::vector<std::string> secrets;
+    {
+      std::lock_guard lock(mutex_);
+      secrets = secrets_;
+    }
+    for (const auto& s : secrets) {
+      if (s.size() >= 4 && raw_output.find(s) != std::string::npos) {
+        Fail("F21 (protocol §8: secrets never appear in replies or logs)",
+             verb + ": the reply contains a secret value (shown redacted in the transcript)");
+      }
     }
   }
-  if (r.verdict.outcome == sim::Outcome::kDecodeError) {
+  if (verdict.outcome == sim::Outcome::kDecodeError) {
     Fail("F1/F2/F3 (protocol §3: combined output must be exactly one JSON document)",
-         verb + ": kubelet cannot decode the reply: " + r.verdict.error);
+         verb + ": kubelet cannot decode the reply: " + verdict.error);
   }
-  for (const auto& w : r.verdict.warnings) Warn(verb + ": " + w);
+  for (const auto& w : verdict.warnings) Warn(verb + ": " + w);
 
   std::lock_guard lock(mutex_);
   const std::string answer =
-      r.verdict.outcome == sim::Outcome::kNotSupported ? "not_supported" : "supported";
+      verdict.outcome == sim::Outcome::kNotSupported ? "not_supported" : "supported";
   auto [it, first] = first_answer_.emplace(verb, answer);
   if (!first && it->second != answer) {
     throw CaseFailure(
@@ -218,7 +229,37 @@ sim::CallResult CaseContext::Call(sim::Node& n, const sim::Args& args, const std
         verb + ": answered " + (answer == "supported" ? "" : "Not supported ") + "now but " +
             (it->second == "supported" ? "something else" : "Not supported") + " before");
   }
-  return r;
+}
+
+sim::ProcessResult CaseContext::SecretScanningRunner::Run(const sim::ProcessSpec& spec) {
+  sim::ProcessResult result = c_.runner_.Run(spec);
+  c_.driver_time_ms_ += result.duration.count();
+  std::lock_guard lock(c_.mutex_);
+  for (const auto& s : c_.secrets_) {
+    if (c_.driven_leak_.empty() && s.size() >= 4 && result.combined.find(s) != std::string::npos) {
+      c_.driven_leak_ = spec.args.empty() ? "a call" : spec.args[0];
+    }
+  }
+  return result;
+}
+
+void CaseContext::CheckDrivenCalls() {
+  std::string leak;
+  {
+    std::lock_guard lock(mutex_);
+    leak = driven_leak_;
+  }
+  if (!leak.empty()) {
+    Fail("F21 (protocol §8: secrets never appear in replies or logs)",
+         leak + ": the reply contains a secret value (shown redacted in the transcript)");
+  }
+  const auto calls = transcript_.Calls();
+  for (; driven_checked_ < calls.size(); ++driven_checked_) {
+    const sim::CallRecord& r = calls[driven_checked_];
+    if (r.answered_from_cache) continue;
+    // The raw output was searched for secrets above, or by Call.
+    CheckReply(r.verb, r.harness_problem, r.process.spawn_error, "", r.verdict);
+  }
 }
 
 sim::CallResult CaseContext::Require(sim::Node& n, const sim::Args& args, const std::string& rule,

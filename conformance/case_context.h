@@ -93,6 +93,13 @@ class CaseContext {
   sim::CallResult Call(sim::Node& n, const sim::Args& args,
                        const std::string& component = "kubelet",
                        const std::string& executable = "");
+  // Driver calls made by simulator components the case drives (a
+  // sim::Cluster's kubelets and controller): give them this runner, which
+  // searches each raw reply for the case's secrets, then call
+  // CheckDrivenCalls after each step to hold every call recorded since to
+  // the same rules as Call does.
+  sim::ProcessRunner& DrivenRunner() { return driven_runner_; }
+  void CheckDrivenCalls();
   // Call that must succeed; otherwise FAIL under `rule`.
   sim::CallResult Require(sim::Node& n, const sim::Args& args, const std::string& rule,
                           const std::string& component = "kubelet",
@@ -121,6 +128,20 @@ class CaseContext {
   std::string MountOptions(sim::Node& n, const std::string& target) const;
 
  private:
+  // Searches each raw reply for the case's secrets; the first leak is kept.
+  class SecretScanningRunner : public sim::ProcessRunner {
+   public:
+    explicit SecretScanningRunner(CaseContext& c) : c_(c) {}
+    sim::ProcessResult Run(const sim::ProcessSpec& spec) override;
+
+   private:
+    CaseContext& c_;
+  };
+
+  // The rules every reply is held to (F1-F3, F7, F16, F17, F21, F27).
+  void CheckReply(const std::string& verb, const std::string& harness_problem,
+                  const std::string& spawn_error, const std::string& raw_output,
+                  const sim::Verdict& verdict);
   void UnmountDevice(sim::Node& n, const std::string& global_path);
   void Detach(sim::Node& n, const sim::VolumeSpec& spec);
 
@@ -142,6 +163,9 @@ class CaseContext {
   std::vector<std::string> warnings_;
   std::atomic<long long> counter_{0};
   std::atomic<long long> driver_time_ms_{0};
+  SecretScanningRunner driven_runner_{*this};
+  std::string driven_leak_;         // the verb of the first driven call that leaked a secret
+  std::size_t driven_checked_ = 0;  // transcript calls CheckDrivenCalls has seen
 };
 
 }  // namespace flexkit::conform

@@ -1,25 +1,27 @@
 // [failover]: a pod's volume moves from node A to node B (flexvolume-protocol
-// §7.4, anchors F14/F12, DESIGN §6.3). The case plays kubelet on each node
-// and the attach/detach controller, whose decisions it scripts from §7.4:
-// the Multi-Attach guard (no attach on B while an RWO-only PV is attached
-// to A; inline volumes are exempt) and the force-detach of an unhealthy node
-// once maxWaitForUnmountDuration has passed on a virtual clock. The fixture
-// crashes, restarts and partitions the nodes' backends. What is checked:
-// data written and fsynced on A is intact on B, the backend never has the
-// volume attached to two nodes, a late teardown on A leaves B alone, an
-// attach while the owner is alive is refused with a message, and where the
-// move cannot happen by design the system stays stuck without harm.
+// §7.4, anchors F14/F12, DESIGN §6.3). The case runs the simulator's own
+// cluster over the case's nodes: kubelet on each node and the attach/detach
+// controller on a control plane, with its Multi-Attach guard and its
+// force-detach of an unhealthy node once maxWaitForUnmountDuration has
+// passed on the virtual clock. The case moves pods, crashes, restarts and
+// partitions nodes (the fixture does the same to their backends) and lets
+// the cluster settle. What is checked: data written and fsynced on A is
+// intact on B, the backend never has the volume attached to two nodes, a
+// late teardown on A leaves B alone, an attach while the owner is alive is
+// refused with a message, and where the move cannot happen by design the
+// system stays stuck without harm.
 #include <fcntl.h>
-#include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "conformance/catalog.h"
-#include "simulator/controller.h"
-#include "simulator/virtual_clock.h"
+#include "simulator/cluster.h"
+#include "simulator/plugin_name.h"
 
 namespace flexkit::conform {
 namespace {
@@ -41,181 +43,132 @@ std::uint64_t Checksum(const std::string& data) {
   return h;
 }
 
-std::string Message(const sim::CallResult& r) {
+std::string Joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += (out.empty() ? "" : "; ") + l;
+  return out.empty() ? "no error reported" : out;
+}
+
+std::string MessageOf(const sim::CallRecord& r) {
   if (!r.harness_problem.empty()) return r.harness_problem;
   if (r.verdict.status && !r.verdict.status->message.empty()) return r.verdict.status->message;
   return r.verdict.error;
 }
 
-// The volume as one node's kubelet has it; the tracker's undos look at the
-// flags, so a step the case already did is not undone twice.
-struct Placement {
-  sim::Node* node = nullptr;
-  sim::MountExtras pod;
-  std::string device;
-  std::string global_path;
-  std::string pod_dir;
-  bool attached = false;  // an attach succeeded and no detach since
-};
-
-// Shared: the tracker's undos keep it alive after the case function ends
-// (the runner unwinds them after a FAIL, when the case's stack is gone).
+// Shared: the tracker's undo keeps it alive after the case function ends
+// (the runner unwinds after a FAIL, when the case's stack is gone).
 class Failover : public std::enable_shared_from_this<Failover> {
  public:
   static std::shared_ptr<Failover> Make(CaseContext& c, Attacher attacher, bool rwo_pv) {
-    return std::make_shared<Failover>(c, attacher, rwo_pv);
+    auto f = std::make_shared<Failover>(c, attacher, rwo_pv);
+    f->Start();
+    return f;
   }
   Failover(CaseContext& c, Attacher attacher, bool rwo_pv)
-      : c_(c), attacher_(attacher), a_(c.node(0)), b_(SecondNode(c)) {
+      : c_(c), attacher_(attacher), rwo_pv_(rwo_pv), a_(c.node(0)), b_(SecondNode(c)) {
     if (!c.fixture().HasNodeBackends()) {
       c.Skip(
           "profile: the fixture has no per-node backend to crash, restart or partition "
           "(fixture: convoy-fake has)");
     }
-    spec_ = c.Volume(c.Unique("vol"));
-    spec_.inline_volume = !rwo_pv;
-    spec_.read_write_once_only = rwo_pv;
   }
 
   sim::Node& a() { return a_; }
   sim::Node& b() { return b_; }
+  sim::Cluster& cluster() { return *cluster_; }
 
-  // Where the controller's driver calls run: B stands in for the control
-  // plane (A is the node that fails), reaching A's backend by A's name.
-  sim::Node& ControlPlane() { return b_; }
-
-  std::shared_ptr<Placement> NewPlacement(sim::Node& n) {
-    auto p = std::make_shared<Placement>();
-    p->node = &n;
-    auto paths = c_.Paths(n);
-    p->global_path = paths.DeviceMountPath(spec_.name);
-    p->pod = c_.Pod("pod");
-    p->pod_dir = paths.PodVolumeDir(p->pod.pod_uid, spec_.name);
-    // Whatever the case leaves set up is torn down after it, as kubelet would.
-    c_.tracker().Push("detach " + spec_.name + " from " + n.name(), [self = shared_from_this(), p] {
-      // kubelet's device-open check: no detach while the device is mounted.
-      if (p->attached && p->node->running() && !p->node->mounter().IsMountPoint(p->global_path)) {
-        auto r = self->Detach(*p);
-        if (!r.ok() && !r.not_supported()) throw std::runtime_error("detach: " + Message(r));
-      }
-    });
-    c_.tracker().Push("tear down " + spec_.name + " on " + n.name(),
-                      [self = shared_from_this(), p] {
-                        if (p->node->running()) self->TearDown(*p);
-                      });
-    return p;
+  // A pod using the case's volume, bound to `n`, created; the cluster
+  // settles in at most `rounds`.
+  sim::Pod Schedule(sim::Node& n, int rounds = 8) {
+    sim::Pod pod;
+    pod.name = c_.Unique("pod");
+    pod.uid = c_.Unique("uid");
+    pod.node = n.name();
+    pod.volumes = {volume_};
+    sim::Manifest m;
+    m.pods = {pod};
+    cluster_->Apply(m);
+    last_errors_ = Settle(rounds);
+    return pod;
   }
-
-  sim::CallResult Attach(Placement& p) {
-    const bool by_controller = attacher_ == Attacher::kController;
-    auto r = c_.Call(by_controller ? ControlPlane() : *p.node,
-                     c_.argv().Attach(Json(), p.node->name()), AttacherName(attacher_));
-    if (r.ok()) {
-      p.attached = true;
-      p.device = r.verdict.status ? r.verdict.status->device : "";
-    }
-    return r;
+  // Schedule, and the pod must have its volume mounted.
+  sim::Pod Place(sim::Node& n) {
+    sim::Pod pod = Schedule(n);
+    RequireMounted(pod, kF14, "set-up on " + n.name());
+    return pod;
   }
+  void Delete(const sim::Pod& pod) { cluster_->DeletePod(pod.ns, pod.name); }
 
-  sim::CallResult Detach(Placement& p) {
-    const bool by_controller = attacher_ == Attacher::kController;
-    auto r = c_.Call(by_controller ? ControlPlane() : *p.node,
-                     c_.argv().Detach(spec_.name, p.node->name()), AttacherName(attacher_));
-    if (r.ok() || r.not_supported()) p.attached = false;
-    return r;
+  // kubelets and the controller until nothing changes; every call they made
+  // is held to the universal rules.
+  std::vector<std::string> Settle(int rounds = 8) {
+    auto errors = cluster_->Settle(rounds);
+    c_.CheckDrivenCalls();
+    return errors;
   }
+  std::vector<std::string> Advance(sim::Clock::Duration d, int rounds = 8) {
+    auto errors = cluster_->Advance(d, rounds);
+    c_.CheckDrivenCalls();
+    return errors;
+  }
+  // The controller's maxWaitForUnmountDuration: past it, an unhealthy
+  // node's attachments are force-detached.
+  std::vector<std::string> WaitForForceDetach(int rounds = 8) {
+    return Advance(sim::ControllerSettings{}.max_wait_for_unmount, rounds);
+  }
+  const std::vector<std::string>& last_errors() const { return last_errors_; }
 
-  // kubelet after the attach: waitforattach, mountdevice (unless the
-  // global path is already a mount point), mount or the bind fallback.
-  void MountOn(Placement& p) {
-    sim::Node& n = *p.node;
-    auto waited = c_.Require(n, c_.argv().WaitForAttach(p.device, Json()),
-                             "protocol §7.1: waitforattach returns the device");
-    if (waited.verdict.status && !waited.verdict.status->device.empty())
-      p.device = waited.verdict.status->device;
-    n.mounter().MakeDirs(p.global_path, 0750);
-    if (!n.mounter().IsMountPoint(p.global_path)) {
-      auto md = c_.Call(n, c_.argv().MountDevice(p.global_path, p.device, Json()));
-      if (md.not_supported()) {
-        n.mounter().FormatAndMount(p.device, p.global_path,
-                                   spec_.fs_type.empty() ? "ext4" : spec_.fs_type, false);
-      } else if (!md.ok()) {
-        c_.Fail("protocol §7.1: mountdevice mounts the device on " + n.name(),
-                "mountdevice failed: " + Message(md));
-      }
-    }
-    n.mounter().MakeDirs(p.pod_dir, 0750);
-    if (n.mounter().IsMountPoint(p.pod_dir)) return;
-    auto m = c_.Call(n, c_.argv().Mount(p.pod_dir, c_.Json(spec_, &p.pod), p.device));
-    if (m.not_supported()) {
-      n.mounter().Mount(p.global_path, p.pod_dir, "", MS_BIND, "");
-    } else if (!m.ok()) {
-      c_.Fail("protocol §7.1: mount succeeds on " + n.name(), "mount failed: " + Message(m));
+  bool Mounted(const sim::Pod& pod) {
+    sim::Node& n = cluster_->node(pod.node);
+    return n.running() && cluster_->kubelet(pod.node).PodsWithVolume(volume_name_).count(pod.uid) &&
+           n.mounter().IsMountPoint(PodDir(pod));
+  }
+  void RequireMounted(const sim::Pod& pod, const std::string& rule, const std::string& when) {
+    if (!Mounted(pod)) {
+      c_.Fail(rule, when + ": pod " + pod.name + " on " + pod.node +
+                        " does not have its volume mounted; the cluster reports: " +
+                        Joined(last_errors_));
     }
   }
-
-  // A full kubelet set-up on `n` whose attach must succeed.
-  std::shared_ptr<Placement> SetUpOn(sim::Node& n) {
-    auto p = NewPlacement(n);
-    auto r = Attach(*p);
-    if (!r.ok()) {
-      c_.Fail(kF14, "attach " + spec_.name + " to " + n.name() + " failed: " + Message(r));
-    }
-    MountOn(*p);
-    return p;
+  std::string PodDir(const sim::Pod& pod) {
+    return cluster_->kubelet(pod.node).PodVolumeDir(pod, pod.volumes.front());
   }
 
-  // kubelet's teardown once no pod needs the volume (also what a restarted
-  // kubelet does for what it reconstructs): unmount the pod dir if it
-  // exists, rmdir; unmountdevice if the global path is a mount point.
-  void TearDown(Placement& p) {
-    sim::Node& n = *p.node;
-    if (n.mounter().PathExists(p.pod_dir)) {
-      auto r = c_.Call(n, c_.argv().Unmount(p.pod_dir));
-      if (r.not_supported()) {
-        if (n.mounter().IsMountPoint(p.pod_dir)) n.mounter().Unmount(p.pod_dir);
-      } else if (!r.ok()) {
-        c_.Fail("F10 (protocol §7.1 step 11, §7.4 step 5: kubelet's unmount succeeds)",
-                "unmount " + p.pod_dir + " on " + n.name() + ": " + Message(r));
-      }
-      n.mounter().RemoveDir(p.pod_dir);
+  // The driver calls with `verb` made for `node` (attach, detach and
+  // isattached name it in their arguments; others run on it) since `from`.
+  std::vector<sim::CallRecord> CallsFor(const std::string& verb, const sim::Node& node,
+                                        std::size_t from = 0) {
+    std::vector<sim::CallRecord> out;
+    auto calls = c_.transcript().Calls();
+    for (std::size_t i = from; i < calls.size(); ++i) {
+      const auto& r = calls[i];
+      if (r.verb != verb || r.answered_from_cache) continue;
+      const bool named = std::find(r.argv.begin(), r.argv.end(), node.name()) != r.argv.end();
+      if (named || r.node == node.name()) out.push_back(r);
     }
-    if (n.mounter().PathExists(p.global_path)) {
-      if (n.mounter().IsMountPoint(p.global_path)) {
-        auto r = c_.Call(n, c_.argv().UnmountDevice(p.global_path));
-        if (r.not_supported()) {
-          n.mounter().Unmount(p.global_path);
-        } else if (!r.ok()) {
-          c_.Fail("F10 (protocol §7.1 step 12, §7.4 step 5: kubelet's unmountdevice succeeds)",
-                  "unmountdevice " + p.global_path + " on " + n.name() + ": " + Message(r));
-        }
-        if (n.mounter().IsMountPoint(p.global_path)) {
-          c_.Fail("F11 (protocol §7: unmountdevice leaves nothing mounted)",
-                  p.global_path + " on " + n.name() + " is still mounted after unmountdevice");
-        }
-      }
-      n.mounter().RemoveDir(p.global_path);
-    }
+    return out;
   }
+  std::size_t CallCount() { return c_.transcript().Calls().size(); }
 
-  // The pod writes `count` files through the volume on p's node; each is
-  // fsynced unless `synced` is false (then only a clean unmount saves it).
-  void WriteFiles(const Placement& p, const std::string& stem, int count, bool synced = true) {
+  // The pod writes `count` files through its volume; each is fsynced
+  // unless `synced` is false (then only a clean unmount saves it).
+  void WriteFiles(const sim::Pod& pod, const std::string& stem, int count, bool synced = true) {
+    sim::Node& n = cluster_->node(pod.node);
     for (int i = 0; i < count; ++i) {
       const std::string name = stem + "-" + std::to_string(i) + ".bin";
       std::string data;
-      std::uint64_t x = Checksum(spec_.name + name);
+      std::uint64_t x = Checksum(volume_name_ + name);
       data.reserve(64 * 1024);
       while (data.size() < 64 * 1024) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         data.push_back(static_cast<char>(x >> 56));
       }
-      const std::string path = p.pod_dir + "/" + name;
+      const std::string path = PodDir(pod) + "/" + name;
       try {
         if (synced) {
-          p.node->mounter().WriteFile(path, data);
+          n.mounter().WriteFile(path, data);
         } else {
-          WriteUnsynced(*p.node, path, data);
+          WriteUnsynced(n, path, data);
         }
       } catch (const std::exception& e) {
         c_.Fail("protocol §7: a mounted volume is writable", std::string("write: ") + e.what());
@@ -224,32 +177,33 @@ class Failover : public std::enable_shared_from_this<Failover> {
     }
   }
 
-  // Every file written so far reads back with its checksum on p's node.
-  void CheckFiles(const Placement& p, const std::string& rule) {
+  // Every file written so far reads back with its checksum.
+  void CheckFiles(const sim::Pod& pod, const std::string& rule) {
+    sim::Node& n = cluster_->node(pod.node);
     for (const auto& [name, sum] : checksums_) {
       std::string data;
       try {
-        data = p.node->mounter().ReadFile(p.pod_dir + "/" + name);
+        data = n.mounter().ReadFile(PodDir(pod) + "/" + name);
       } catch (const std::exception& e) {
-        c_.Fail(rule, "on " + p.node->name() + ": " + e.what());
+        c_.Fail(rule, "on " + n.name() + ": " + e.what());
       }
       if (Checksum(data) != sum) {
-        c_.Fail(rule, "on " + p.node->name() + ": " + name + " has checksum " +
-                          Hex(Checksum(data)) + " (" + std::to_string(data.size()) +
-                          " bytes), written with " + Hex(sum));
+        c_.Fail(rule, "on " + n.name() + ": " + name + " has checksum " + Hex(Checksum(data)) +
+                          " (" + std::to_string(data.size()) + " bytes), written with " + Hex(sum));
       }
     }
   }
 
-  // The pod on p's node can still write and read back, and its pod dir is
-  // still a mount point.
-  void CheckUsable(const Placement& p, const std::string& rule, const std::string& stem) {
-    if (!p.node->mounter().IsMountPoint(p.pod_dir)) {
-      c_.Fail(rule, p.pod_dir + " on " + p.node->name() + " is no longer a mount point");
+  // The pod still has its volume mounted, reads what was written, and can
+  // write and read back more.
+  void CheckUsable(const sim::Pod& pod, const std::string& rule, const std::string& stem) {
+    if (!Mounted(pod)) {
+      c_.Fail(rule, PodDir(pod) + " on " + pod.node +
+                        " is no longer mounted; the cluster reports: " + Joined(last_errors_));
     }
-    CheckFiles(p, rule);
-    WriteFiles(p, stem, 1);
-    CheckFiles(p, rule);
+    CheckFiles(pod, rule);
+    WriteFiles(pod, stem, 1);
+    CheckFiles(pod, rule);
   }
 
   // The backend has every volume attached to `node` only (or nowhere when
@@ -273,37 +227,40 @@ class Failover : public std::enable_shared_from_this<Failover> {
     }
   }
 
-  // Node events go into the transcript, so a failure's calls read in order.
+  // Whom the controller believes the volume is attached to, uncertain
+  // attachments included.
+  std::vector<std::string> ControllerAttachments() {
+    std::vector<std::string> nodes;
+    for (const auto& [key, attachment] : cluster_->controller().attachments()) {
+      if (attachment.spec.name == volume_name_) nodes.push_back(key.second);
+    }
+    return nodes;
+  }
+
   void Crash(sim::Node& n) {
-    n.Crash();
+    cluster_->CrashNode(n.name());  // every process in it, its daemon too
     c_.fixture().NodeCrashed(n);
-    c_.transcript().AddEvent("node crashed: processes killed, mounts gone, instance stopped",
-                             {{"node", n.name()}});
   }
+  // New namespace, the instance and daemon running again, and kubelet
+  // reconstructing what it had (it calls the driver at the next settle).
   void Restart(sim::Node& n) {
-    n.Restart();
+    cluster_->RestartNode(n.name());
     c_.fixture().NodeRestarted(n);
-    c_.transcript().AddEvent("node restarted: new namespace, instance and daemon running",
-                             {{"node", n.name()}});
   }
+  // Cut off: the node's daemon hangs, the controller sees the node
+  // unhealthy, and its kubelet cannot see the API server (no syncs).
   void Partition(sim::Node& n, bool cut) {
     n.SetPartitioned(cut);
     c_.fixture().SetBackendReachable(n, !cut);
-    c_.transcript().AddEvent(cut ? "node partitioned: its daemon is unreachable"
-                                 : "partition healed: its daemon answers again",
+    if (cut) {
+      cluster_->StopKubelet(n.name());
+    } else {
+      cluster_->StartKubelet(n.name());
+    }
+    c_.transcript().AddEvent(cut ? "node partitioned: its daemon hangs, its kubelet is cut off"
+                                 : "partition healed: its daemon answers, its kubelet syncs",
                              {{"node", n.name()}});
   }
-
-  // The controller's view of time: A unhealthy and still listed, the
-  // force-detach comes after maxWaitForUnmountDuration.
-  void WaitForForceDetach() { Wait(sim::ControllerSettings{}.max_wait_for_unmount); }
-  void Wait(sim::Clock::Duration d) {
-    clock_.Advance(d);
-    c_.transcript().AddEvent("virtual time passes",
-                             {{"advanced_ms", d.count()}, {"now_ms", clock_.Now().count()}});
-  }
-
-  std::string Json() const { return c_.Json(spec_); }
 
  private:
   static sim::Node& SecondNode(CaseContext& c) {
@@ -312,6 +269,101 @@ class Failover : public std::enable_shared_from_this<Failover> {
              std::to_string(c.node_count()));
     }
     return c.node(1);
+  }
+
+  // The cluster over the case's nodes (their backends already run there),
+  // the driver installed in every plugin dir, the volume as an RWO
+  // PersistentVolume or inline, and the undo that tears everything down.
+  void Start() {
+    const DriverProfile& p = c_.profile();
+    sim::ClusterConfig config;
+    config.run_dir = c_.case_dir();
+    config.profile = c_.version().name;
+    for (const char* verb : {"attach", "detach", "isattached", "waitforattach", "mountdevice",
+                             "unmountdevice", "mount", "unmount", "getvolumename", "init"}) {
+      config.call.harness_deadline = std::max(config.call.harness_deadline, p.TimeoutFor(verb));
+    }
+    config.call.waitforattach_timeout = config.call.harness_deadline * 2;
+    config.call.kill_grace = std::chrono::seconds(1);
+    // The control plane reaches every node's backend by the node's name,
+    // as B's environment does (A is the node that fails).
+    config.control_plane_env = b_.env();
+    cluster_ = std::make_unique<sim::Cluster>(config, c_.DrivenRunner(), &c_.transcript());
+    const bool by_controller = attacher_ == Attacher::kController;
+    cluster_->AdoptNode(a_, by_controller);
+    cluster_->AdoptNode(b_, by_controller);
+    cluster_->InstallDriver(p.driver, p.driver_name);
+
+    sim::VolumeSpec spec = c_.Volume(c_.Unique("vol"));
+    volume_name_ = spec.name;
+    sim::FlexSource source;
+    source.driver = spec.driver;
+    source.fs_type = spec.fs_type;
+    source.options = spec.options;
+    sim::Manifest m;
+    if (!p.secrets.empty()) {
+      sim::Secret secret;
+      secret.name = c_.Unique("secret");
+      secret.type = spec.driver;
+      secret.data = p.secrets;
+      source.secret_name = secret.name;
+      m.secrets.push_back(secret);
+    }
+    volume_.name = volume_name_;
+    if (rwo_pv_) {
+      sim::PersistentVolume pv;
+      pv.name = volume_name_;
+      pv.flex = source;
+      pv.access_modes = {"ReadWriteOnce"};
+      sim::PersistentVolumeClaim claim;
+      claim.name = c_.Unique("claim");
+      claim.volume_name = pv.name;
+      volume_.claim_name = claim.name;
+      m.pvs.push_back(pv);
+      m.pvcs.push_back(claim);
+    } else {
+      volume_.flex = source;
+    }
+    cluster_->Apply(m);
+    c_.tracker().Push("delete the pods and let the cluster tear down " + volume_name_,
+                      [self = shared_from_this()] { self->TearDown(); });
+  }
+
+  // Every node back up and reachable, every pod deleted, the cluster
+  // settled: nothing may stay mounted or attached.
+  void TearDown() {
+    // Whatever happens: the control plane goes, and so do the driver
+    // copies the cluster installed on the case's nodes.
+    struct Release {
+      Failover& f;
+      ~Release() {
+        f.cluster_.reset();
+        for (sim::Node* n : {&f.a_, &f.b_}) {
+          std::error_code ec;
+          std::filesystem::remove_all(std::filesystem::path(n->plugin_dir()) /
+                                          sim::EscapeDriverName(f.c_.profile().driver_name),
+                                      ec);
+        }
+      }
+    } release{*this};
+    for (sim::Node* n : {&a_, &b_}) {
+      if (n->partitioned()) Partition(*n, false);
+      if (!n->running()) Restart(*n);
+    }
+    std::vector<std::pair<std::string, std::string>> pods;
+    for (const auto& [key, pod] : cluster_->state().pods) pods.emplace_back(pod.ns, pod.name);
+    for (const auto& [ns, name] : pods) cluster_->DeletePod(ns, name);
+    auto errors = cluster_->Settle();
+    c_.CheckDrivenCalls();
+    if (!errors.empty()) throw std::runtime_error("the cluster did not settle: " + Joined(errors));
+    for (sim::Node* n : {&a_, &b_}) {
+      if (cluster_->kubelet(n->name()).DeviceMounted(volume_name_) ||
+          !cluster_->kubelet(n->name()).PodsWithVolume(volume_name_).empty()) {
+        throw std::runtime_error(volume_name_ + " is still set up on " + n->name());
+      }
+    }
+    if (!ControllerAttachments().empty())
+      throw std::runtime_error("the controller still has " + volume_name_ + " attached");
   }
 
   static std::string Hex(std::uint64_t v) {
@@ -331,11 +383,14 @@ class Failover : public std::enable_shared_from_this<Failover> {
 
   CaseContext& c_;
   Attacher attacher_;
+  bool rwo_pv_;
   sim::Node& a_;
   sim::Node& b_;
-  sim::VolumeSpec spec_;
+  std::unique_ptr<sim::Cluster> cluster_;
+  std::string volume_name_;
+  sim::PodVolume volume_;  // the pod's reference to it (claim or inline)
   std::map<std::string, std::uint64_t> checksums_;
-  sim::VirtualClock clock_;
+  std::vector<std::string> last_errors_;
 };
 
 // 1-5 of issue 7: A crashes with the pod on it, the pod is force-deleted
@@ -344,77 +399,68 @@ class Failover : public std::enable_shared_from_this<Failover> {
 void CrashReschedule(CaseContext& c, Attacher attacher, bool rwo_pv) {
   auto shared = Failover::Make(c, attacher, rwo_pv);
   Failover& f = *shared;
-  auto on_a = f.SetUpOn(f.a());
-  f.WriteFiles(*on_a, "before-crash", 3);
+  auto on_a = f.Place(f.a());
+  f.WriteFiles(on_a, "before-crash", 3);
   f.CheckBackend(&f.a(), "after set-up on " + f.a().name());
 
   f.Crash(f.a());  // no unmount, unmountdevice or detach runs on A
-  auto on_b = f.NewPlacement(f.b());
+  f.Delete(on_a);  // force-deleted
+  const std::size_t before_b = f.CallCount();
+  auto on_b = f.Schedule(f.b());
 
   if (attacher == Attacher::kController && rwo_pv) {
-    // Multi-Attach guard: no attach on B while the PV is attached to A.
+    // The Multi-Attach guard: no attach to B while the PV is attached to A.
+    if (!f.CallsFor("attach", f.b(), before_b).empty() || f.Mounted(on_b)) {
+      c.Fail(kF14, "the volume was attached to " + f.b().name() +
+                       " while the controller still had it attached to " + f.a().name());
+    }
     // After maxWaitForUnmountDuration the controller force-detaches from
     // the unhealthy A, through A's daemon, which died with A: by design
     // (DESIGN §4.2) that detach cannot succeed, so the volume must stay
     // put, whole, attached once, with a clear error, until A returns.
-    f.WaitForForceDetach();
-    auto forced = f.Detach(*on_a);
-    if (forced.ok()) {
-      // A driver that can detach a dead node's volume moves on at once.
-      f.CheckBackend(nullptr, "after the force-detach from " + f.a().name());
-    } else {
-      if (Message(forced).empty()) {
+    const std::size_t before_force = f.CallCount();
+    auto errors = f.WaitForForceDetach();
+    auto forced = f.CallsFor("detach", f.a(), before_force);
+    if (forced.empty()) {
+      c.Fail(kF14, "the controller did not force-detach from the dead " + f.a().name() +
+                       " after maxWaitForUnmountDuration: " + Joined(errors));
+    }
+    if (!f.Mounted(on_b)) {
+      // Stuck safely: the detach failed, with a message saying why.
+      if (MessageOf(forced.back()).empty()) {
         c.Fail(kF14, "the force-detach from the dead " + f.a().name() +
                          " failed without a message saying why");
       }
       f.CheckBackend(&f.a(), "while the force-detach from the dead " + f.a().name() + " fails");
-      // Stuck safely; A comes back, its kubelet tears down the orphaned
-      // pod, and the controller's retried detach goes through.
+      // A comes back, its kubelet tears down the orphaned pod, the
+      // controller's retried detach goes through and B gets the volume.
       f.Restart(f.a());
-      f.TearDown(*on_a);
-      auto retried = f.Detach(*on_a);
-      if (!retried.ok()) {
-        c.Fail(kF12, "detach from " + f.a().name() + " after it came back: " + Message(retried));
-      }
-      f.CheckBackend(nullptr, "after the retried detach from " + f.a().name());
-    }
-    auto attached = f.Attach(*on_b);
-    if (!attached.ok()) {
-      c.Fail(kF14, "attach to " + f.b().name() + " after the detach from " + f.a().name() + ": " +
-                       Message(attached));
-    }
-  } else {
-    // kubelet-managed attach, or an inline volume (multi-attachable): B's
-    // attach comes while A still holds the volume; A's instance is down,
-    // so the backend takes the volume over (DESIGN §6.3).
-    auto attached = f.Attach(*on_b);
-    if (!attached.ok()) {
-      c.Fail(kF14, "attach to " + f.b().name() + " while the crashed " + f.a().name() +
-                       " still holds the volume: " + Message(attached));
+      f.Settle();
     }
   }
-  f.MountOn(*on_b);
-  f.CheckFiles(*on_b, std::string(kF14) + ": data fsynced on A is intact on B");
+  f.RequireMounted(on_b, kF14, "the pod recreated on " + f.b().name());
+  f.CheckFiles(on_b, std::string(kF14) + ": data fsynced on A is intact on B");
   f.CheckBackend(&f.b(), "after the move to " + f.b().name());
 
   if (!f.a().running()) {
-    if (attacher == Attacher::kController && on_a->attached) {
-      // The controller's force-detach from the dead A; while A's daemon is
-      // gone it fails and is retried, landing late, after A is back.
-      f.WaitForForceDetach();
-      auto forced = f.Detach(*on_a);
-      if (forced.ok())
-        f.CheckBackend(&f.b(), "after the force-detach from the dead " + f.a().name());
-    }
+    // The controller's force-detach of A's inline attachment fails while
+    // A's daemon is gone and lands late, after A is back, as kubelet's own
+    // detach on A does when it manages attach.
+    f.WaitForForceDetach();
     f.Restart(f.a());
-    f.TearDown(*on_a);  // reconstruction: the pod is gone
-    if (on_a->attached) {
-      auto late = f.Detach(*on_a);  // kubelet-managed, or the controller's retry
-      if (!late.ok()) c.Fail(kF12, "late detach from " + f.a().name() + ": " + Message(late));
-    }
+    f.Settle();
     f.CheckBackend(&f.b(), "after " + f.a().name() + " came back and tore down");
+    for (const auto& node : f.ControllerAttachments()) {
+      if (node == f.a().name()) {
+        c.Fail(kF12, "the late detach from " + f.a().name() +
+                         " did not succeed: " + Joined(f.last_errors()));
+      }
+    }
+    if (f.cluster().kubelet(f.a().name()).DeviceMounted(on_b.volumes.front().name)) {
+      c.Fail(kF12, f.a().name() + "'s kubelet could not tear down after the restart");
+    }
   }
-  f.CheckUsable(*on_b, std::string(kF12) + ": B's pod keeps its volume", "after-a-returns");
+  f.CheckUsable(on_b, std::string(kF12) + ": B's pod keeps its volume", "after-a-returns");
   TearDownAll(c);
 }
 
@@ -424,107 +470,118 @@ void CrashReschedule(CaseContext& c, Attacher attacher, bool rwo_pv) {
 void ReturnsBeforeMove(CaseContext& c, Attacher attacher) {
   auto shared = Failover::Make(c, attacher, /*rwo_pv=*/true);
   Failover& f = *shared;
-  auto on_a = f.SetUpOn(f.a());
-  f.WriteFiles(*on_a, "before-crash", 2);
+  auto on_a = f.Place(f.a());
+  f.WriteFiles(on_a, "before-crash", 2);
   f.Crash(f.a());
-  f.Wait(std::chrono::minutes(2));  // well before the force-detach
+  f.Advance(std::chrono::minutes(2));  // well before any force-detach
   f.Restart(f.a());
-  // Reconstruction: the pod still exists, so kubelet sets it up again
-  // (kubelet-managed attach repeats the attach; it must be idempotent).
-  if (attacher == Attacher::kKubelet) {
-    auto again = f.Attach(*on_a);
-    if (!again.ok()) {
-      c.Fail("protocol §7.5: attach repeated on the same node succeeds",
-             "attach to the returned " + f.a().name() + ": " + Message(again));
-    }
-  }
-  f.MountOn(*on_a);
-  f.CheckFiles(*on_a, std::string(kF14) + ": data survives a node restart in place");
+  // kubelet sets the pod up again (kubelet-managed attach repeats the
+  // attach: it must be idempotent, protocol §7.5).
+  f.Settle();
+  f.RequireMounted(on_a, "protocol §7.5: a restarted node gets its pod's volume back",
+                   f.a().name() + " restarted");
+  f.CheckFiles(on_a, std::string(kF14) + ": data survives a node restart in place");
   f.CheckBackend(&f.a(), "after " + f.a().name() + " came back");
 
-  f.WriteFiles(*on_a, "unsynced", 2, /*synced=*/false);
-  f.TearDown(*on_a);
-  auto detached = f.Detach(*on_a);
-  if (!detached.ok()) c.Fail(kF12, "detach from " + f.a().name() + ": " + Message(detached));
+  f.WriteFiles(on_a, "unsynced", 2, /*synced=*/false);
+  f.Delete(on_a);
+  auto errors = f.Settle();
+  if (!errors.empty()) {
+    c.Fail(kF12, "the clean teardown on " + f.a().name() + " failed: " + Joined(errors));
+  }
   f.CheckBackend(nullptr, "after the clean teardown on " + f.a().name());
-  auto on_b = f.SetUpOn(f.b());
-  f.CheckFiles(*on_b,
+  auto on_b = f.Place(f.b());
+  f.CheckFiles(on_b,
                "F14 (protocol §7.1 step 12: unmountdevice leaves the data on the device; "
                "a clean move loses nothing)");
   f.CheckBackend(&f.b(), "after the move to " + f.b().name());
   TearDownAll(c);
 }
 
-// Issue 7.6b: B asks for the volume while A is alive and uses it: refused
-// with a message, A's data and mount untouched, never two attachments.
+// Issue 7.6b: a second pod on B asks for the volume while A is alive and
+// uses it: refused with a message, A's data and mount untouched, never two
+// attachments; the detach that follows the uncertain attach leaves A alone.
 void RefusedWhileOwnerAlive(CaseContext& c, Attacher attacher, bool rwo_pv) {
   auto shared = Failover::Make(c, attacher, rwo_pv);
   Failover& f = *shared;
-  auto on_a = f.SetUpOn(f.a());
-  f.WriteFiles(*on_a, "owner", 2);
-  auto on_b = f.NewPlacement(f.b());
-  auto r = f.Attach(*on_b);
-  if (r.ok()) {
-    c.Fail(kF14, "attach to " + f.b().name() + " succeeded while " + f.a().name() +
-                     " is running with the volume mounted: a live attachment was taken");
+  auto on_a = f.Place(f.a());
+  f.WriteFiles(on_a, "owner", 2);
+  const std::size_t before_b = f.CallCount();
+  auto on_b = f.Schedule(f.b());
+  if (f.Mounted(on_b)) {
+    c.Fail(kF14, "the volume was set up on " + f.b().name() + " while " + f.a().name() +
+                     " is running with it mounted: a live attachment was taken");
   }
-  if (Message(r).empty())
+  auto attaches = f.CallsFor("attach", f.b(), before_b);
+  if (attaches.empty()) {
+    c.Fail(kF14, "no attach to " + f.b().name() + " was tried: " + Joined(f.last_errors()));
+  }
+  if (MessageOf(attaches.front()).empty())
     c.Fail(kF14, "the refused attach to " + f.b().name() + " gives no message saying why");
   f.CheckBackend(&f.a(), "after the refused attach to " + f.b().name());
-  f.CheckUsable(*on_a, std::string(kF14) + ": the owner keeps its volume", "owner-after");
-  // The attach was uncertain, so its detach follows (protocol §7.5); it
-  // must leave A's attachment alone.
-  on_b->attached = true;
-  auto d = f.Detach(*on_b);
-  if (!d.ok()) c.Fail(kF12, "detach from " + f.b().name() + " (never attached): " + Message(d));
+  f.CheckUsable(on_a, std::string(kF14) + ": the owner keeps its volume", "owner-after");
+
+  const std::size_t before_delete = f.CallCount();
+  f.Delete(on_b);
+  f.Settle();
+  auto detaches = f.CallsFor("detach", f.b(), before_delete);
+  if (detaches.empty()) {
+    c.Fail(kF12, "the uncertain attach to " + f.b().name() + " was not followed by a detach");
+  }
+  for (const auto& d : detaches) {
+    if (d.verdict.outcome != sim::Outcome::kSuccess &&
+        d.verdict.outcome != sim::Outcome::kNotSupported) {
+      c.Fail(kF12, "detach from " + f.b().name() + " (never attached): " + MessageOf(d));
+    }
+  }
   f.CheckBackend(&f.a(), "after detaching the refused attach from " + f.b().name());
-  f.CheckUsable(*on_a, std::string(kF12) + ": B's detach leaves A's volume alone", "owner-end");
+  f.CheckUsable(on_a, std::string(kF12) + ": B's detach leaves A's volume alone", "owner-end");
   TearDownAll(c);
 }
 
-// Issue 7.6c: A lives but its daemon is unreachable. The pod is recreated
-// on B: B's attach is refused (A's instance runs), or the controller's
-// force-detach through A's daemon fails; stuck without harm until the
-// partition heals, then A tears down and the volume moves with its data.
+// Issue 7.6c: A lives but is cut off: its daemon hangs and its kubelet
+// cannot see the API server. The pod is recreated on B: B's attach is
+// refused (A's instance runs), or the controller's force-detach through
+// A's daemon times out; stuck without harm until the partition heals,
+// then A tears down and the volume moves with its data.
 void Partitioned(CaseContext& c, Attacher attacher) {
   auto shared = Failover::Make(c, attacher, /*rwo_pv=*/true);
   Failover& f = *shared;
-  auto on_a = f.SetUpOn(f.a());
-  f.WriteFiles(*on_a, "before-partition", 2);
+  auto on_a = f.Place(f.a());
+  f.WriteFiles(on_a, "before-partition", 2);
   f.Partition(f.a(), true);
-  auto on_b = f.NewPlacement(f.b());
+  f.Delete(on_a);
+  // One round per step: every call through A's hung daemon costs the
+  // driver's whole request timeout.
+  const std::size_t before_b = f.CallCount();
+  auto on_b = f.Schedule(f.b(), /*rounds=*/1);
   if (attacher == Attacher::kKubelet) {
-    auto r = f.Attach(*on_b);
-    if (r.ok()) {
-      c.Fail(kF14, "attach to " + f.b().name() + " succeeded while " + f.a().name() +
-                       " is alive (only its daemon is unreachable)");
+    auto attaches = f.CallsFor("attach", f.b(), before_b);
+    if (f.Mounted(on_b)) {
+      c.Fail(kF14, "the volume was set up on " + f.b().name() + " while " + f.a().name() +
+                       " is alive (only cut off)");
     }
-    if (Message(r).empty()) c.Fail(kF14, "the refused attach gives no message saying why");
+    if (attaches.empty() || MessageOf(attaches.front()).empty())
+      c.Fail(kF14, "the refused attach to " + f.b().name() + " gives no message saying why");
   } else {
-    f.WaitForForceDetach();  // A is unhealthy: unreachable
-    auto forced = f.Detach(*on_a);
-    if (forced.ok()) {
-      c.Fail(kF14, "force-detach from " + f.a().name() +
-                       " succeeded through an unreachable "
-                       "daemon while " +
-                       f.a().name() + " still has the volume mounted");
+    const std::size_t before_force = f.CallCount();
+    f.WaitForForceDetach(/*rounds=*/1);  // A is unhealthy: partitioned
+    auto forced = f.CallsFor("detach", f.a(), before_force);
+    if (f.Mounted(on_b)) {
+      c.Fail(kF14, "the volume moved to " + f.b().name() + " through a force-detach from " +
+                       f.a().name() +
+                       ", whose daemon is unreachable while it has the volume mounted");
     }
-    if (Message(forced).empty()) c.Fail(kF14, "the failed force-detach gives no message");
+    if (forced.empty() || MessageOf(forced.back()).empty())
+      c.Fail(kF14, "the failed force-detach from " + f.a().name() + " gives no message");
   }
   f.CheckBackend(&f.a(), "during the partition");
-  f.CheckFiles(*on_a, std::string(kF14) + ": the partitioned owner's data is untouched");
+  f.CheckFiles(on_a, std::string(kF14) + ": the partitioned owner's data is untouched");
 
-  f.Partition(f.a(), false);
-  f.TearDown(*on_a);  // A's kubelet: the pod was deleted
-  auto detached = f.Detach(*on_a);
-  if (!detached.ok())
-    c.Fail(kF12, "detach from the healed " + f.a().name() + ": " + Message(detached));
-  auto attached = f.Attach(*on_b);
-  if (!attached.ok()) {
-    c.Fail(kF14, "attach to " + f.b().name() + " after the partition healed: " + Message(attached));
-  }
-  f.MountOn(*on_b);
-  f.CheckFiles(*on_b, std::string(kF14) + ": data fsynced on A is intact on B");
+  f.Partition(f.a(), false);  // A's kubelet syncs: the pod is gone
+  f.Settle();
+  f.RequireMounted(on_b, kF14, "after the partition healed");
+  f.CheckFiles(on_b, std::string(kF14) + ": data fsynced on A is intact on B");
   f.CheckBackend(&f.b(), "after the move to " + f.b().name());
   TearDownAll(c);
 }
