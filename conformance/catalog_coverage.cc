@@ -35,12 +35,12 @@ std::vector<Coverage> CoverageTable() {
        {"detach argument confusion", "detach always gets the volume name, as kubelet sends it"}},
       {14,
        {"failover race (double attach)",
-        "node crash/return/partition with the fake backend's never-two-attachments check and "
-        "checksums after the move; SKIP without a fixture that can crash a node's backend"}},
+        "node crash/return/partition under the simulator's kubelets and attach/detach "
+        "controller, with the fake backend's never-two-attachments check and checksums after "
+        "the move; SKIP without a fixture that can crash a node's backend"}},
       {15,
        {"detach while mountdevice runs",
-        "not covered yet: needs pod deletion during a long-running mountdevice (the [failover] "
-        "cases cover detach after a crash, a partition and a late return, not during a call)"}},
+        "the pod deleted while the node's hung daemon holds mountdevice (convoy-fake fixture)"}},
       {16,
        {"hangs", "every call of every case: per-verb harness deadline, \"would hang kubelet\""}},
       {17, {"child holds the output pipe", "every call of every case: pipe held after exit"}},

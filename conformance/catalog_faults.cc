@@ -1,9 +1,14 @@
-// [faults]: a backend that cannot answer (F28). The controller reads
-// isattached to decide what is attached where: a driver that answers
-// Success + attached:false when it could not ask its backend makes the
-// controller believe a volume is free that is not (kubernetes attacher.go
-// VolumesAreAttached). Such an error must be a Failure, which kubelet and
-// the controller treat as "unknown" and retry.
+// [faults]: a backend that cannot answer or answers late.
+// F28: the controller reads isattached to decide what is attached where: a
+// driver that answers Success + attached:false when it could not ask its
+// backend makes the controller believe a volume is free that is not
+// (kubernetes attacher.go VolumesAreAttached). Such an error must be a
+// Failure, which kubelet and the controller treat as "unknown" and retry.
+// F15: a pod deleted while its mountdevice still runs.
+#include <sys/mount.h>
+
+#include <future>
+
 #include "conformance/catalog.h"
 
 namespace flexkit::conform {
@@ -34,6 +39,91 @@ void IsAttachedWithBackendDown(CaseContext& c) {
   TearDownAll(c);
 }
 
+// F15: the pod is deleted while its mountdevice is still running, held up
+// by a slow backend. kubelet runs one operation per volume at a time and
+// reports the volume in use from before mountdevice, so neither
+// unmountdevice nor the controller's detach may start until mountdevice
+// returns (kubernetes attachable-with-long-mount). The case holds the
+// call in flight (the node's daemon hangs), checks that the volume stays
+// attached meanwhile, lets the call finish, and tears down as kubelet then
+// does: the late mountdevice must have succeeded, and unmountdevice and
+// detach must leave nothing mounted or attached.
+void PodDeletedDuringLongMountDevice(CaseContext& c) {
+  constexpr const char* kF15 =
+      "F15 (protocol §7.1: a pod deleted during a long mountdevice is torn down once it returns)";
+  auto& n = c.node();
+  auto spec = c.Volume(c.Unique("vol"));
+  const std::string json = c.Json(spec);
+  const std::string component = c.profile().kubelet_managed_attach ? "kubelet" : "controller";
+  auto attached = c.Require(n, c.argv().Attach(json, n.name()),
+                            "F8 (protocol §7: an attachable driver attaches)", component);
+  c.tracker().Push("detach " + spec.name, [&c, &n, spec, component] {
+    c.Call(n, c.argv().Detach(spec.name, n.name()), component);
+  });
+  std::string device = attached.verdict.status ? attached.verdict.status->device : "";
+  auto waited = c.Require(n, c.argv().WaitForAttach(device, json),
+                          "F8 (protocol §7: waitforattach returns the device)");
+  if (waited.verdict.status && !waited.verdict.status->device.empty())
+    device = waited.verdict.status->device;
+  const std::string global = c.Paths(n).DeviceMountPath(spec.name);
+  n.mounter().MakeDirs(global, 0750);
+  c.tracker().Push("unmount " + global, [&n, global] {
+    if (n.mounter().IsMountPoint(global)) KubeletUnmount(n, global);
+    if (n.mounter().PathExists(global)) n.mounter().RemoveDir(global);
+  });
+
+  c.fixture().SetBackendReachable(n, false);
+  c.transcript().AddEvent("backend hangs; mountdevice starts", {{"node", n.name()}});
+  auto in_flight = std::async(std::launch::async, [&c, &n, global, device, json] {
+    return c.Call(n, c.argv().MountDevice(global, device, json));
+  });
+  const bool held = in_flight.wait_for(std::chrono::seconds(1)) == std::future_status::timeout;
+  c.transcript().AddEvent("pod deleted while mountdevice runs",
+                          {{"node", n.name()}, {"mountdevice_still_running", held}});
+  // In use: no detach may come, and nothing may have moved the volume.
+  std::string still_attached;
+  if (auto attachments = c.fixture().Attachments()) {
+    for (const auto& [volume, nodes] : *attachments) {
+      if (nodes.size() != 1 || nodes.front() != n.name()) still_attached = volume;
+    }
+  }
+  c.fixture().SetBackendReachable(n, true);
+  c.transcript().AddEvent("backend answers again", {{"node", n.name()}});
+  auto md = in_flight.get();
+  if (!still_attached.empty()) {
+    c.Fail(kF15, "while mountdevice was running, backend volume " + still_attached +
+                     " was no longer attached to " + n.name() + " alone");
+  }
+  if (md.not_supported()) {
+    n.mounter().FormatAndMount(device, global, spec.fs_type.empty() ? "ext4" : spec.fs_type, false);
+  } else if (!md.ok()) {
+    c.Fail(kF15, "the mountdevice held up by a slow backend failed: " +
+                     (md.verdict.status ? md.verdict.status->message : md.verdict.error));
+  }
+  if (!n.mounter().IsMountPoint(global))
+    c.Fail(kF15, "mountdevice answered Success but " + global + " is not a mount point");
+
+  // kubelet's teardown, now that the operation has returned.
+  auto um = c.Call(n, c.argv().UnmountDevice(global));
+  if (um.not_supported()) {
+    KubeletUnmount(n, global);
+  } else if (!um.ok()) {
+    c.Fail(kF15, "unmountdevice after the late mountdevice: " + um.verdict.error);
+  }
+  if (n.mounter().IsMountPoint(global))
+    c.Fail("F11 (protocol §7: unmountdevice leaves nothing mounted)", global + " is still mounted");
+  auto d = c.Call(n, c.argv().Detach(spec.name, n.name()), component);
+  if (!d.ok() && !d.not_supported())
+    c.Fail("F12 (protocol §7: detach succeeds)", "detach after the teardown: " + d.verdict.error);
+  if (auto attachments = c.fixture().Attachments()) {
+    for (const auto& [volume, nodes] : *attachments) {
+      if (!nodes.empty())
+        c.Fail(kF15, "backend volume " + volume + " is still attached after the detach");
+    }
+  }
+  TearDownAll(c);
+}
+
 }  // namespace
 
 void AddFaultCases(std::vector<Case>& cases) {
@@ -42,6 +132,11 @@ void AddFaultCases(std::vector<Case>& cases) {
                    {"F28", "F30"},
                    AttachableWithNodeBackends,
                    IsAttachedWithBackendDown});
+  cases.push_back({"faults/pod-deleted-during-long-mountdevice",
+                   {"faults", "root"},
+                   {"F15"},
+                   AttachableWithNodeBackends,
+                   PodDeletedDuringLongMountDevice});
 }
 
 }  // namespace flexkit::conform
