@@ -1,12 +1,15 @@
 // [sequence]: every verb sequence of the reference model (conformance/model)
 // up to --depth, and seeded random walks, run against the driver through
 // the simulator. Every step's outcome and the real state after it (mounts
-// in the node's namespace; the attachment as isattached reports it) are
-// compared with the model; the first divergence is shrunk to the shortest
+// in the node's namespace; the attachment as isattached reports it and, on
+// the convoy-fake fixture, as the fake cloud records it) are compared with
+// the model; the first divergence is shrunk to the shortest
 // sequence that still fails and reported with how to replay it.
 #include <sys/mount.h>
 
+#include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "conformance/catalog.h"
@@ -104,6 +107,7 @@ class SequenceRun {
  private:
   std::optional<Divergence> RunSteps(const Sequence& sequence) {
     State state = model_.Initial();
+    backend_before_ = BackendAttachments();
     for (std::size_t i = 0; i < sequence.size(); ++i) {
       const Action& a = sequence[i];
       const Expectation e = model_.Expect(state, a);
@@ -127,6 +131,10 @@ class SequenceRun {
     if (!errors.empty()) {
       return Divergence{sequence.size(), "protocol §7: teardown succeeds", "teardown succeeds",
                         errors.front()};
+    }
+    if (auto d = ObserveBackend(model_.Initial())) {
+      d->step = sequence.size();
+      return d;
     }
     return std::nullopt;
   }
@@ -300,7 +308,51 @@ class SequenceRun {
         }
       }
     }
+    return ObserveBackend(state);
+  }
+
+  // The attachments as the backend itself records them, where the fixture
+  // can read them (convoy-fake's cloud): never attached where the model
+  // says detached; attached where it says attached, once the backend holds
+  // any of the driver's volumes (a VFS volume has no attachment to see).
+  // Attachments there before the sequence began (what an earlier one left
+  // behind, already reported) are not this sequence's.
+  std::optional<Divergence> ObserveBackend(const State& state) {
+    auto attachments = BackendAttachments();
+    if (!attachments) return std::nullopt;
+    std::map<std::string, std::string> attached_on;  // node -> backend volume
+    for (const auto& pair : *attachments) {
+      if (!backend_before_ || !backend_before_->count(pair)) attached_on[pair.second] = pair.first;
+    }
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      const std::string& name = nodes_[i].node->name();
+      const bool want = state.nodes[i].attached;
+      auto have = attached_on.find(name);
+      if (have != attached_on.end() && !want) {
+        return Divergence{0, "F12 (protocol §5.10: detach releases the attachment)",
+                          name + ": nothing attached in the backend",
+                          "backend volume " + have->second + " attached to " + name};
+      }
+      if (have == attached_on.end() && want && backend_has_volumes_) {
+        return Divergence{0, "protocol §5.3: attach attaches the volume to the node it names",
+                          name + ": the volume attached in the backend",
+                          "no backend attachment on " + name};
+      }
+    }
     return std::nullopt;
+  }
+
+  // (backend volume, node) pairs; nullopt when the fixture cannot see them.
+  using BackendPairs = std::set<std::pair<std::string, std::string>>;
+  std::optional<BackendPairs> BackendAttachments() {
+    auto attachments = c_.fixture().Attachments();
+    if (!attachments) return std::nullopt;
+    BackendPairs pairs;
+    backend_has_volumes_ = !attachments->empty();
+    for (const auto& [volume, hosts] : *attachments) {
+      for (const auto& host : hosts) pairs.emplace(volume, host);
+    }
+    return pairs;
   }
 
   // Teardown (the tracker's undo): kubelet's order, skipping what it would
@@ -355,6 +407,8 @@ class SequenceRun {
   sim::VolumeSpec spec_ro_;
   std::string component_;
   std::vector<NodeVolume> nodes_;
+  std::optional<std::set<std::pair<std::string, std::string>>> backend_before_;
+  bool backend_has_volumes_ = false;
 };
 
 VolumeModel ModelFor(CaseContext& c) {

@@ -134,6 +134,30 @@ TEST(Flexconform, BundledConvoyPassesEverySequenceOnTheFake) {
   ExpectSequencesPass({}, 110);  // the bundled profile has two nodes
 }
 
+// The fake cloud's own record is part of the real state: a detach that
+// answers Success and leaves the EBS attachment is caught, though kubelet
+// and isattached could not tell.
+TEST(Flexconform, SequencesCatchADetachThatLeavesTheBackendAttachment) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir;
+  const std::string lazy = dir.Join("convoy");
+  std::ofstream(lazy)
+      << "#!/bin/sh\n"
+      << "if [ \"$1\" = detach ]; then echo '{\"status\":\"Success\"}'; exit 0; fi\n"
+      << "exec " << BuiltBinary("driver/convoy-flexvolume") << " \"$@\"\n";
+  std::filesystem::permissions(lazy, std::filesystem::perms::owner_all);
+  flexkit::testing::RunOptions options;
+  options.extra_env["FLEXCONFORM_CONVOY_DRIVER"] = lazy;
+  options.deadline = std::chrono::seconds(120);
+  auto r = RunProcess(
+      {Flexconform(), "--focus", "sequence/exhaustive", "--depth", "2", "--run-root", dir.path()},
+      options);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("F12 (protocol §5.10: detach releases the attachment)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("attached to node-1"), std::string::npos) << r.out;
+}
+
 TEST(Flexconform, SweepsTheRunDirOfAKilledRun) {
   FLEXKIT_REQUIRE_ROOT();
   flexkit::testing::TempDir dir;
