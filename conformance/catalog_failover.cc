@@ -432,6 +432,13 @@ void CrashReschedule(CaseContext& c, Attacher attacher, bool rwo_pv) {
                          " failed without a message saying why");
       }
       f.CheckBackend(&f.a(), "while the force-detach from the dead " + f.a().name() + " fails");
+      c.transcript().AddEvent(
+          "stuck by design, safely",
+          {{"why",
+            "controller-managed attach of an RWO PV: the force-detach goes through the "
+            "dead node's own daemon (DESIGN §4.2); the volume stays attached to " +
+                f.a().name() + " alone until it returns"},
+           {"error", MessageOf(forced.back())}});
       // A comes back, its kubelet tears down the orphaned pod, the
       // controller's retried detach goes through and B gets the volume.
       f.Restart(f.a());
