@@ -75,7 +75,6 @@ class Failover : public std::enable_shared_from_this<Failover> {
 
   sim::Node& a() { return a_; }
   sim::Node& b() { return b_; }
-  sim::Cluster& cluster() { return *cluster_; }
 
   // A pod using the case's volume, bound to `n`, created; the cluster
   // settles in at most `rounds`.
@@ -88,7 +87,7 @@ class Failover : public std::enable_shared_from_this<Failover> {
     sim::Manifest m;
     m.pods = {pod};
     cluster_->Apply(m);
-    last_errors_ = Settle(rounds);
+    Settle(rounds);
     return pod;
   }
   // Schedule, and the pod must have its volume mounted.
@@ -102,21 +101,27 @@ class Failover : public std::enable_shared_from_this<Failover> {
   // kubelets and the controller until nothing changes; every call they made
   // is held to the universal rules.
   std::vector<std::string> Settle(int rounds = 8) {
-    auto errors = cluster_->Settle(rounds);
+    last_errors_ = cluster_->Settle(rounds);
     c_.CheckDrivenCalls();
-    return errors;
+    return last_errors_;
   }
   std::vector<std::string> Advance(sim::Clock::Duration d, int rounds = 8) {
-    auto errors = cluster_->Advance(d, rounds);
+    last_errors_ = cluster_->Advance(d, rounds);
     c_.CheckDrivenCalls();
-    return errors;
+    return last_errors_;
   }
   // The controller's maxWaitForUnmountDuration: past it, an unhealthy
   // node's attachments are force-detached.
   std::vector<std::string> WaitForForceDetach(int rounds = 8) {
     return Advance(sim::ControllerSettings{}.max_wait_for_unmount, rounds);
   }
+  // What the last settle's kubelets and controller reported.
   const std::vector<std::string>& last_errors() const { return last_errors_; }
+  // Whether `n`'s kubelet still has the volume set up (device or pods).
+  bool SetUpOn(const sim::Node& n) {
+    auto& k = cluster_->kubelet(n.name());
+    return k.DeviceMounted(volume_name_) || !k.PodsWithVolume(volume_name_).empty();
+  }
 
   bool Mounted(const sim::Pod& pod) {
     sim::Node& n = cluster_->node(pod.node);
@@ -353,14 +358,10 @@ class Failover : public std::enable_shared_from_this<Failover> {
     std::vector<std::pair<std::string, std::string>> pods;
     for (const auto& [key, pod] : cluster_->state().pods) pods.emplace_back(pod.ns, pod.name);
     for (const auto& [ns, name] : pods) cluster_->DeletePod(ns, name);
-    auto errors = cluster_->Settle();
-    c_.CheckDrivenCalls();
+    auto errors = Settle();
     if (!errors.empty()) throw std::runtime_error("the cluster did not settle: " + Joined(errors));
     for (sim::Node* n : {&a_, &b_}) {
-      if (cluster_->kubelet(n->name()).DeviceMounted(volume_name_) ||
-          !cluster_->kubelet(n->name()).PodsWithVolume(volume_name_).empty()) {
-        throw std::runtime_error(volume_name_ + " is still set up on " + n->name());
-      }
+      if (SetUpOn(*n)) throw std::runtime_error(volume_name_ + " is still set up on " + n->name());
     }
     if (!ControllerAttachments().empty())
       throw std::runtime_error("the controller still has " + volume_name_ + " attached");
@@ -463,7 +464,7 @@ void CrashReschedule(CaseContext& c, Attacher attacher, bool rwo_pv) {
                          " did not succeed: " + Joined(f.last_errors()));
       }
     }
-    if (f.cluster().kubelet(f.a().name()).DeviceMounted(on_b.volumes.front().name)) {
+    if (f.SetUpOn(f.a())) {
       c.Fail(kF12, f.a().name() + "'s kubelet could not tear down after the restart");
     }
   }
