@@ -2,6 +2,7 @@
 
 #include <sys/mount.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <thread>
 
@@ -37,6 +38,16 @@ class CapturingRunner : public sim::ProcessRunner {
   sim::ProcessRunner& inner_;
   sim::ProcessResult last_;
 };
+
+sim::CallSettings SettingsWithDeadline(sim::Millis deadline) {
+  sim::CallSettings settings;
+  settings.harness_deadline = deadline;
+  // kubelet's own waitforattach timer stays longer than the harness's, so a
+  // stuck waitforattach is reported by the harness with the call's output.
+  settings.waitforattach_timeout = deadline * 2;
+  settings.kill_grace = std::chrono::seconds(1);
+  return settings;
+}
 
 std::string Why(const sim::CallResult& r) {
   if (!r.harness_problem.empty()) return r.harness_problem;
@@ -164,14 +175,9 @@ std::string CaseContext::MountOptions(sim::Node& n, const std::string& target) c
 sim::CallResult CaseContext::Call(sim::Node& n, const sim::Args& args, const std::string& component,
                                   const std::string& executable) {
   const std::string verb = Verb(args);
-  sim::CallSettings settings;
-  settings.harness_deadline = profile_.TimeoutFor(verb);
-  // kubelet's own waitforattach timer stays longer than the harness's, so a
-  // stuck waitforattach is reported by the harness with the call's output.
-  settings.waitforattach_timeout = settings.harness_deadline * 2;
-  settings.kill_grace = std::chrono::seconds(1);
   CapturingRunner capturing(runner_);
-  sim::DriverInvoker invoker(capturing, transcript_, settings);
+  sim::DriverInvoker invoker(capturing, transcript_,
+                             SettingsWithDeadline(profile_.TimeoutFor(verb)));
   sim::Redactor redactor;
   std::vector<std::string> secrets;
   {
@@ -200,19 +206,7 @@ void CaseContext::CheckReply(const std::string& verb, const std::string& harness
     Fail("F27 (protocol §1: the driver must be executable)",
          verb + ": exec failed: " + spawn_error);
   }
-  if (!raw_output.empty()) {
-    std::vector<std::string> secrets;
-    {
-      std::lock_guard lock(mutex_);
-      secrets = secrets_;
-    }
-    for (const auto& s : secrets) {
-      if (s.size() >= 4 && raw_output.find(s) != std::string::npos) {
-        Fail("F21 (protocol §8: secrets never appear in replies or logs)",
-             verb + ": the reply contains a secret value (shown redacted in the transcript)");
-      }
-    }
-  }
+  if (HasSecret(raw_output)) FailSecretLeak(verb);
   if (verdict.outcome == sim::Outcome::kDecodeError) {
     Fail("F1/F2/F3 (protocol §3: combined output must be exactly one JSON document)",
          verb + ": kubelet cannot decode the reply: " + verdict.error);
@@ -231,14 +225,25 @@ void CaseContext::CheckReply(const std::string& verb, const std::string& harness
   }
 }
 
+bool CaseContext::HasSecret(const std::string& raw_output) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& s : secrets_) {
+    if (s.size() >= 4 && raw_output.find(s) != std::string::npos) return true;
+  }
+  return false;
+}
+
+void CaseContext::FailSecretLeak(const std::string& verb) const {
+  Fail("F21 (protocol §8: secrets never appear in replies or logs)",
+       verb + ": the reply contains a secret value (shown redacted in the transcript)");
+}
+
 sim::ProcessResult CaseContext::SecretScanningRunner::Run(const sim::ProcessSpec& spec) {
   sim::ProcessResult result = c_.runner_.Run(spec);
   c_.driver_time_ms_ += result.duration.count();
-  std::lock_guard lock(c_.mutex_);
-  for (const auto& s : c_.secrets_) {
-    if (c_.driven_leak_.empty() && s.size() >= 4 && result.combined.find(s) != std::string::npos) {
-      c_.driven_leak_ = spec.args.empty() ? "a call" : spec.args[0];
-    }
+  if (c_.HasSecret(result.combined)) {
+    std::lock_guard lock(c_.mutex_);
+    if (c_.driven_leak_.empty()) c_.driven_leak_ = spec.args.empty() ? "a call" : spec.args[0];
   }
   return result;
 }
@@ -249,10 +254,7 @@ void CaseContext::CheckDrivenCalls() {
     std::lock_guard lock(mutex_);
     leak = driven_leak_;
   }
-  if (!leak.empty()) {
-    Fail("F21 (protocol §8: secrets never appear in replies or logs)",
-         leak + ": the reply contains a secret value (shown redacted in the transcript)");
-  }
+  if (!leak.empty()) FailSecretLeak(leak);
   const auto calls = transcript_.Calls();
   for (; driven_checked_ < calls.size(); ++driven_checked_) {
     const sim::CallRecord& r = calls[driven_checked_];
@@ -260,6 +262,12 @@ void CaseContext::CheckDrivenCalls() {
     // The raw output was searched for secrets above, or by Call.
     CheckReply(r.verb, r.harness_problem, r.process.spawn_error, "", r.verdict);
   }
+}
+
+sim::CallSettings CaseContext::DrivenCallSettings() const {
+  sim::Millis longest = profile_.default_timeout;
+  for (const auto& [verb, timeout] : profile_.verb_timeouts) longest = std::max(longest, timeout);
+  return SettingsWithDeadline(longest);
 }
 
 sim::CallResult CaseContext::Require(sim::Node& n, const sim::Args& args, const std::string& rule,
@@ -278,19 +286,9 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
   auto paths = Paths(n);
   const std::string json = Json(spec);
   if (profile_.attachable()) {
-    const std::string component = profile_.kubelet_managed_attach ? "kubelet" : "controller";
-    auto attached = Require(n, argv_.Attach(json, n.name()),
-                            "F8 (protocol §7: an attachable driver attaches)", component);
-    v.device = attached.verdict.status ? attached.verdict.status->device : "";
-    tracker_.Push("detach " + spec.name + " from " + n.name(),
-                  [this, &n, spec] { Detach(n, spec); });
-    auto waited = Require(n, argv_.WaitForAttach(v.device, json),
-                          "F8 (protocol §7: waitforattach returns the device)");
-    if (waited.verdict.status && !waited.verdict.status->device.empty())
-      v.device = waited.verdict.status->device;
-    v.global_path = paths.DeviceMountPath(spec.name);
-    // prepareForMount: 0750, and no call when it is already a mount point.
-    n.mounter().MakeDirs(v.global_path, 0750);
+    const PodVolume attached = AttachDevice(n, spec);
+    v.device = attached.device;
+    v.global_path = attached.global_path;
     if (!n.mounter().IsMountPoint(v.global_path)) {
       auto md = Call(n, argv_.MountDevice(v.global_path, v.device, json));
       if (md.not_supported()) {
@@ -329,6 +327,26 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
     undo.driver_mounted = driver_mounted;
     TearDownPod(undo);
   });
+  return v;
+}
+
+PodVolume CaseContext::AttachDevice(sim::Node& n, const sim::VolumeSpec& spec) {
+  PodVolume v;
+  v.node = &n;
+  v.spec = spec;
+  const std::string json = Json(spec);
+  const std::string component = profile_.kubelet_managed_attach ? "kubelet" : "controller";
+  auto attached = Require(n, argv_.Attach(json, n.name()),
+                          "F8 (protocol §7: an attachable driver attaches)", component);
+  v.device = attached.verdict.status ? attached.verdict.status->device : "";
+  tracker_.Push("detach " + spec.name + " from " + n.name(), [this, &n, spec] { Detach(n, spec); });
+  auto waited = Require(n, argv_.WaitForAttach(v.device, json),
+                        "F8 (protocol §7: waitforattach returns the device)");
+  if (waited.verdict.status && !waited.verdict.status->device.empty())
+    v.device = waited.verdict.status->device;
+  v.global_path = Paths(n).DeviceMountPath(spec.name);
+  // prepareForMount: 0750 (mountdevice is skipped where it is a mount point).
+  n.mounter().MakeDirs(v.global_path, 0750);
   return v;
 }
 

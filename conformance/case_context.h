@@ -100,6 +100,9 @@ class CaseContext {
   // the same rules as Call does.
   sim::ProcessRunner& DrivenRunner() { return driven_runner_; }
   void CheckDrivenCalls();
+  // The per-call settings for such components: one invoker serves every
+  // verb, so the profile's longest deadline.
+  sim::CallSettings DrivenCallSettings() const;
   // Call that must succeed; otherwise FAIL under `rule`.
   sim::CallResult Require(sim::Node& n, const sim::Args& args, const std::string& rule,
                           const std::string& component = "kubelet",
@@ -112,6 +115,15 @@ class CaseContext {
   // kubelet's teardown of the pod dir: unmount (or the default unmount),
   // then rmdir, which must succeed (F11).
   void TearDownPod(PodVolume& v);
+  // The attachable half of SetUp: attach (its detach registered with the
+  // tracker) and waitforattach; returns node, spec, device and the global
+  // path, created. Nothing is mounted yet.
+  PodVolume AttachDevice(sim::Node& n, const sim::VolumeSpec& spec);
+  // kubelet's teardown of the global path: unmountdevice (or the default
+  // unmount) when it is a mount point, nothing left mounted (F11), rmdir.
+  void UnmountDevice(sim::Node& n, const std::string& global_path);
+  // detach (by kubelet or the controller, as the profile says); must succeed (F12).
+  void Detach(sim::Node& n, const sim::VolumeSpec& spec);
 
   void Warn(const std::string& warning);
   [[noreturn]] void Fail(const std::string& rule, const std::string& why) const;
@@ -142,8 +154,8 @@ class CaseContext {
   void CheckReply(const std::string& verb, const std::string& harness_problem,
                   const std::string& spawn_error, const std::string& raw_output,
                   const sim::Verdict& verdict);
-  void UnmountDevice(sim::Node& n, const std::string& global_path);
-  void Detach(sim::Node& n, const sim::VolumeSpec& spec);
+  bool HasSecret(const std::string& raw_output) const;  // a secret of the case, raw or base64
+  [[noreturn]] void FailSecretLeak(const std::string& verb) const;
 
   const DriverProfile& profile_;
   const sim::VersionProfile* version_;

@@ -16,12 +16,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 
 #include "conformance/catalog.h"
 #include "simulator/cluster.h"
-#include "simulator/plugin_name.h"
 
 namespace flexkit::conform {
 namespace {
@@ -284,12 +282,7 @@ class Failover : public std::enable_shared_from_this<Failover> {
     sim::ClusterConfig config;
     config.run_dir = c_.case_dir();
     config.profile = c_.version().name;
-    for (const char* verb : {"attach", "detach", "isattached", "waitforattach", "mountdevice",
-                             "unmountdevice", "mount", "unmount", "getvolumename", "init"}) {
-      config.call.harness_deadline = std::max(config.call.harness_deadline, p.TimeoutFor(verb));
-    }
-    config.call.waitforattach_timeout = config.call.harness_deadline * 2;
-    config.call.kill_grace = std::chrono::seconds(1);
+    config.call = c_.DrivenCallSettings();
     // The control plane reaches every node's backend by the node's name,
     // as B's environment does (A is the node that fails).
     config.control_plane_env = b_.env();
@@ -337,20 +330,11 @@ class Failover : public std::enable_shared_from_this<Failover> {
   // Every node back up and reachable, every pod deleted, the cluster
   // settled: nothing may stay mounted or attached.
   void TearDown() {
-    // Whatever happens: the control plane goes, and so do the driver
-    // copies the cluster installed on the case's nodes.
+    // Whatever happens, the control plane and its driver copies go.
     struct Release {
-      Failover& f;
-      ~Release() {
-        f.cluster_.reset();
-        for (sim::Node* n : {&f.a_, &f.b_}) {
-          std::error_code ec;
-          std::filesystem::remove_all(std::filesystem::path(n->plugin_dir()) /
-                                          sim::EscapeDriverName(f.c_.profile().driver_name),
-                                      ec);
-        }
-      }
-    } release{*this};
+      std::unique_ptr<sim::Cluster>& cluster;
+      ~Release() { cluster.reset(); }
+    } release{cluster_};
     for (sim::Node* n : {&a_, &b_}) {
       if (n->partitioned()) Partition(*n, false);
       if (!n->running()) Restart(*n);

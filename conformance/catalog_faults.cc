@@ -54,23 +54,10 @@ void PodDeletedDuringLongMountDevice(CaseContext& c) {
   auto& n = c.node();
   auto spec = c.Volume(c.Unique("vol"));
   const std::string json = c.Json(spec);
-  const std::string component = c.profile().kubelet_managed_attach ? "kubelet" : "controller";
-  auto attached = c.Require(n, c.argv().Attach(json, n.name()),
-                            "F8 (protocol §7: an attachable driver attaches)", component);
-  c.tracker().Push("detach " + spec.name, [&c, &n, spec, component] {
-    c.Call(n, c.argv().Detach(spec.name, n.name()), component);
-  });
-  std::string device = attached.verdict.status ? attached.verdict.status->device : "";
-  auto waited = c.Require(n, c.argv().WaitForAttach(device, json),
-                          "F8 (protocol §7: waitforattach returns the device)");
-  if (waited.verdict.status && !waited.verdict.status->device.empty())
-    device = waited.verdict.status->device;
-  const std::string global = c.Paths(n).DeviceMountPath(spec.name);
-  n.mounter().MakeDirs(global, 0750);
-  c.tracker().Push("unmount " + global, [&n, global] {
-    if (n.mounter().IsMountPoint(global)) KubeletUnmount(n, global);
-    if (n.mounter().PathExists(global)) n.mounter().RemoveDir(global);
-  });
+  const PodVolume attached = c.AttachDevice(n, spec);
+  const std::string device = attached.device;
+  const std::string global = attached.global_path;
+  c.tracker().Push("unmountdevice " + global, [&c, &n, global] { c.UnmountDevice(n, global); });
 
   c.fixture().SetBackendReachable(n, false);
   c.transcript().AddEvent("backend hangs; mountdevice starts", {{"node", n.name()}});
@@ -104,17 +91,8 @@ void PodDeletedDuringLongMountDevice(CaseContext& c) {
     c.Fail(kF15, "mountdevice answered Success but " + global + " is not a mount point");
 
   // kubelet's teardown, now that the operation has returned.
-  auto um = c.Call(n, c.argv().UnmountDevice(global));
-  if (um.not_supported()) {
-    KubeletUnmount(n, global);
-  } else if (!um.ok()) {
-    c.Fail(kF15, "unmountdevice after the late mountdevice: " + um.verdict.error);
-  }
-  if (n.mounter().IsMountPoint(global))
-    c.Fail("F11 (protocol §7: unmountdevice leaves nothing mounted)", global + " is still mounted");
-  auto d = c.Call(n, c.argv().Detach(spec.name, n.name()), component);
-  if (!d.ok() && !d.not_supported())
-    c.Fail("F12 (protocol §7: detach succeeds)", "detach after the teardown: " + d.verdict.error);
+  c.UnmountDevice(n, global);
+  c.Detach(n, spec);
   if (auto attachments = c.fixture().Attachments()) {
     for (const auto& [volume, nodes] : *attachments) {
       if (!nodes.empty())

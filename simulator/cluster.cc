@@ -27,6 +27,12 @@ Cluster::~Cluster() {
   if (log_) transcript_.SetCallObserver(nullptr);
   nodes_.clear();  // each node's namespace and processes go with it
   control_plane_.reset();
+  for (Node* node : adopted_) {
+    for (const auto& [source, dir_name] : drivers_) {
+      std::error_code ec;
+      fs::remove_all(fs::path(node->plugin_dir()) / dir_name, ec);
+    }
+  }
 }
 
 void Cluster::SetLog(std::function<void(const std::string&)> log) {
@@ -62,6 +68,7 @@ void Cluster::AddNode(const std::string& name, bool controller_managed_attach,
 void Cluster::AdoptNode(Node& node, bool controller_managed_attach) {
   if (node_ptrs_.count(node.name()) != 0)
     throw std::runtime_error("node " + node.name() + " exists already");
+  adopted_.push_back(&node);
   AddKubelet(node, controller_managed_attach);
 }
 

@@ -34,7 +34,8 @@ class Cluster {
   void AddNode(const std::string& name, bool controller_managed_attach = true,
                std::map<std::string, std::string> env = {});
   // A node the caller made and keeps (it must outlive the cluster), such as
-  // one whose backend already runs in its namespace; it gets a kubelet.
+  // one whose backend already runs in its namespace; it gets a kubelet. The
+  // driver copies the cluster installs there go with the cluster.
   void AdoptNode(Node& node, bool controller_managed_attach = true);
   // Copies the driver into every plugin dir (nodes and control plane), as
   // <vendor~drv>/<drv>, through a dot-file and rename. `driver_name` empty:
@@ -83,6 +84,7 @@ class Cluster {
   std::unique_ptr<Node> control_plane_;
   std::map<std::string, std::unique_ptr<Node>> nodes_;  // made by AddNode
   std::map<std::string, Node*> node_ptrs_;              // every node, adopted ones too
+  std::vector<Node*> adopted_;
   std::map<std::string, std::unique_ptr<Kubelet>> kubelets_;
   std::unique_ptr<AttachDetachController> controller_;
   std::set<std::string> stopped_kubelets_;
