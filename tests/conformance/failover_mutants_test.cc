@@ -5,10 +5,8 @@
 
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 
 #include "tests/conformance/failover_verdicts.h"
-#include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
 namespace {
@@ -16,9 +14,7 @@ namespace {
 using flexkit::testing::BuiltBinary;
 using flexkit::testing::kFailoverCases;
 using flexkit::testing::kIsAttachedCase;
-using flexkit::testing::ReadJson;
-using flexkit::testing::RunProcess;
-using flexkit::testing::Verdicts;
+using flexkit::testing::RunFlexconform;
 using flexkit::testing::WithFaultCases;
 
 struct FailoverMutant {
@@ -35,7 +31,6 @@ TEST_P(FailoverMutantTest, FailsExactlyTheExpectedCases) {
   FLEXKIT_REQUIRE_ROOT();
   const FailoverMutant& m = GetParam();
   flexkit::testing::TempDir dir("flexconform-failover-mutant");
-  const std::string convoy = dir.Join("convoy") + "/";
   std::ofstream(dir.Join("profile.yaml"))
       << "driver: " << BuiltBinary("tests/conformance/convoy-failover-mutant") << "\n"
       << "driverName: rancher.io/convoy\n"
@@ -51,20 +46,17 @@ TEST_P(FailoverMutantTest, FailsExactlyTheExpectedCases) {
          "{{case_dir}}/convoy/node-2.sock'\n"
       << "privileges: root\n"
       << "fixture: {kind: convoy-fake, convoyFake: " << BuiltBinary("fakes/convoy-fake") << "}\n";
-  flexkit::testing::RunOptions options;
-  options.deadline = std::chrono::seconds(400);
-  auto r = RunProcess(
-      {BuiltBinary("conformance/flexconform"), "--profile", dir.Join("profile.yaml"), "--focus",
-       "\\[failover\\]|\\[faults\\]", "--json", dir.Join("r.json"), "--run-root", dir.path()},
-      options);
+  auto run = RunFlexconform(
+      dir, {"--profile", dir.Join("profile.yaml"), "--focus", "\\[failover\\]|\\[faults\\]"},
+      std::chrono::seconds(400));
+  const auto& r = run.process;
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.out << r.err;
-  std::string reasons;
-  auto verdicts = Verdicts(ReadJson(dir.Join("r.json")), &reasons);
+  const auto& verdicts = run.verdicts;
   ASSERT_FALSE(verdicts.empty()) << r.out;
   std::map<std::string, std::string> expected;
   for (const auto& [name, verdict] : verdicts) expected[name] = "PASS";
   for (const auto& name : m.failing) expected[name] = "FAIL";
-  EXPECT_EQ(verdicts, expected) << reasons;
+  EXPECT_EQ(verdicts, expected) << run.reasons;
   EXPECT_EQ(r.exit_code, m.failing.empty() ? 0 : 1);
 }
 

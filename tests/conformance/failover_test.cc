@@ -5,34 +5,24 @@
 
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 
 #include "tests/conformance/failover_verdicts.h"
-#include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
 namespace {
 
 using flexkit::testing::BuiltBinary;
 using flexkit::testing::kFailoverCases;
-using flexkit::testing::ReadJson;
-using flexkit::testing::RunProcess;
-using flexkit::testing::Verdicts;
+using flexkit::testing::RunFlexconform;
 
 TEST(Failover, BundledConvoyPassesEveryFailoverCaseOnTheFake) {
   FLEXKIT_REQUIRE_ROOT();
   flexkit::testing::TempDir dir("flexconform-failover");
-  flexkit::testing::RunOptions options;
-  options.deadline = std::chrono::seconds(300);
-  auto r = RunProcess({BuiltBinary("conformance/flexconform"), "--focus", "\\[failover\\]",
-                       "--json", dir.Join("r.json"), "--run-root", dir.path()},
-                      options);
-  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  std::string reasons;
-  auto verdicts = Verdicts(ReadJson(dir.Join("r.json")), &reasons);
-  EXPECT_EQ(verdicts.size(), kFailoverCases.size()) << r.out;
+  auto run = RunFlexconform(dir, {"--focus", "\\[failover\\]"}, std::chrono::seconds(300));
+  EXPECT_EQ(run.process.exit_code, 0) << run.process.out << run.process.err;
+  EXPECT_EQ(run.verdicts.size(), kFailoverCases.size()) << run.process.out;
   for (const auto& name : kFailoverCases)
-    EXPECT_EQ(verdicts[name], "PASS") << name << "\n" << reasons;
+    EXPECT_EQ(run.verdicts[name], "PASS") << name << "\n" << run.reasons;
 }
 
 // VFS: a volume is a directory on a path every node's daemon shares (as
@@ -55,22 +45,17 @@ TEST(Failover, ConvoyVfsPassesTheFailoverCasesThatApply) {
       << "  failover/attach-refused-while-owner-alive-kubelet-rwo-pv: " << shared << "\n"
       << "  failover/partition-daemon-unreachable-kubelet: " << shared << "\n"
       << "fixture: {kind: convoy-fake, convoyFake: " << BuiltBinary("fakes/convoy-fake") << "}\n";
-  flexkit::testing::RunOptions options;
-  options.deadline = std::chrono::seconds(300);
-  auto r = RunProcess(
-      {BuiltBinary("conformance/flexconform"), "--profile", dir.Join("profile.yaml"), "--focus",
-       "\\[failover\\]", "--json", dir.Join("r.json"), "--run-root", dir.path()},
-      options);
-  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  std::string reasons;
-  auto verdicts = Verdicts(ReadJson(dir.Join("r.json")), &reasons);
+  auto run =
+      RunFlexconform(dir, {"--profile", dir.Join("profile.yaml"), "--focus", "\\[failover\\]"},
+                     std::chrono::seconds(300));
+  EXPECT_EQ(run.process.exit_code, 0) << run.process.out << run.process.err;
   int passed = 0;
-  for (const auto& [name, verdict] : verdicts) {
-    const bool skipped = reasons.find(name + ": profile: " + shared) != std::string::npos;
-    EXPECT_TRUE(verdict == "PASS" || (verdict == "SKIP" && skipped)) << name << "\n" << reasons;
+  for (const auto& [name, verdict] : run.verdicts) {
+    const bool skipped = run.reasons.find(name + ": profile: " + shared) != std::string::npos;
+    EXPECT_TRUE(verdict == "PASS" || (verdict == "SKIP" && skipped)) << name << "\n" << run.reasons;
     passed += verdict == "PASS";
   }
-  EXPECT_EQ(passed, 7) << reasons;
+  EXPECT_EQ(passed, 7) << run.reasons;
 }
 
 }  // namespace

@@ -1,11 +1,15 @@
 #pragma once
-// What the [failover] tests share: the case names and a report's verdicts.
+// What the [failover] tests share: the case names and a run's verdicts.
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 namespace flexkit::testing {
 
@@ -31,23 +35,33 @@ inline std::vector<std::string> WithFaultCases(std::vector<std::string> cases) {
   return cases;
 }
 
-inline nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream in(path);
+// One flexconform run with a JSON report in `dir`: the process, each
+// case's verdict by name, and the reasons of those that did not pass.
+struct FlexconformRun {
+  ProcessResult process;
+  std::map<std::string, std::string> verdicts;
+  std::string reasons;
+};
+
+inline FlexconformRun RunFlexconform(const TempDir& dir, std::vector<std::string> args,
+                                     std::chrono::seconds deadline) {
+  args.insert(args.begin(), BuiltBinary("conformance/flexconform"));
+  args.insert(args.end(), {"--json", dir.Join("r.json"), "--run-root", dir.path()});
+  RunOptions options;
+  options.deadline = deadline;
+  FlexconformRun run;
+  run.process = RunProcess(args, options);
+  std::ifstream in(dir.Join("r.json"));
   std::stringstream text;
   text << in.rdbuf();
-  return nlohmann::json::parse(text.str());
-}
-
-// name -> verdict, and the reasons of the failures for messages.
-inline std::map<std::string, std::string> Verdicts(const nlohmann::json& doc,
-                                                   std::string* reasons) {
-  std::map<std::string, std::string> verdicts;
+  const auto doc = nlohmann::json::parse(text.str(), nullptr, false);
+  if (doc.is_discarded()) return run;
   for (const auto& c : doc["cases"]) {
-    verdicts[c["name"]] = c["verdict"];
+    run.verdicts[c["name"]] = c["verdict"];
     if (c["verdict"] != "PASS")
-      *reasons += c["name"].get<std::string>() + ": " + c["reason"].get<std::string>() + "\n";
+      run.reasons += c["name"].get<std::string>() + ": " + c["reason"].get<std::string>() + "\n";
   }
-  return verdicts;
+  return run;
 }
 
 }  // namespace flexkit::testing
