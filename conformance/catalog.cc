@@ -46,6 +46,8 @@ std::vector<Case> Catalog(const CatalogOptions& options) {
   AddRobustnessCases(cases);
   AddInstallCases(cases);
   AddDriftCases(cases);
+  AddResizeCases(cases);
+  AddMetricsCases(cases);
   AddFaultCases(cases);
   AddFailoverCases(cases);
   AddSequenceCases(cases, options.sequence);

@@ -138,13 +138,23 @@ bool SystemMounter::List(std::vector<MountEntry>* out, std::string* err) {
 }
 
 bool FakeMounter::Mount(const std::string& source, const std::string& target,
-                        const std::string& fstype, unsigned long flags, const std::string&,
+                        const std::string& fstype, unsigned long flags, const std::string& data,
                         std::string* err) {
   if (!fail_with.empty()) {
     *err = fail_with;
     return false;
   }
   const bool ro = (flags & MS_RDONLY) != 0;
+  if ((flags & MS_REMOUNT) != 0) {  // changes the topmost mount at target, as mount(2) does
+    for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
+      if (it->target != target) continue;
+      it->read_only = ro;
+      it->options = std::string(ro ? "ro" : "rw") + (data.empty() ? "" : "," + data);
+      return true;
+    }
+    *err = "remount " + target + ": EINVAL (not mounted)";
+    return false;
+  }
   mounts.push_back({source, target, fstype, ro ? "ro" : "rw", ro});
   return true;
 }

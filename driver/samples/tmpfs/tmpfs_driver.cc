@@ -33,7 +33,7 @@ DriverStatus TmpfsDriver::Init() {
   flexvolume::Capabilities caps;
   caps.attach = false;
   caps.supports_metrics = true;
-  caps.requires_fs_resize = false;
+  caps.requires_fs_resize = true;  // expandfs grows the tmpfs
   s.capabilities = caps;
   return s;
 }
@@ -85,6 +85,25 @@ DriverStatus TmpfsDriver::Unmount(const std::string& dir) {
   }
   return Fail("unmount " + dir + ": still mounted after " + std::to_string(kMaxStackedMounts) +
               " unmounts");
+}
+
+DriverStatus TmpfsDriver::ExpandFs(const flexvolume::Options&, const std::string&,
+                                   const std::string& pod_volume_dir, uint64_t new_size, uint64_t) {
+  if (pod_volume_dir.empty() || pod_volume_dir[0] != '/')
+    return Fail("expandfs: the pod volume dir must be an absolute path");
+  if (new_size == 0) return Fail("expandfs: the new size must be a positive number of bytes");
+  std::string err;
+  auto existing = mounter_.FindMount(pod_volume_dir, &err);
+  if (!err.empty()) return Fail("expandfs " + pod_volume_dir + ": " + err);
+  if (!existing || existing->source != kMountSource)
+    return Fail("expandfs " + pod_volume_dir + ": no flexkit-tmpfs volume is mounted there");
+  unsigned long flags = MS_REMOUNT | MS_NOSUID | MS_NODEV;
+  if (existing->read_only) flags |= MS_RDONLY;
+  if (!mounter_.Mount(kMountSource, pod_volume_dir, "tmpfs", flags,
+                      "size=" + std::to_string(new_size), &err))
+    return Fail("expandfs " + pod_volume_dir + " to " + std::to_string(new_size) +
+                " bytes: " + err);
+  return Succeed();
 }
 
 }  // namespace flexkit::tmpfs

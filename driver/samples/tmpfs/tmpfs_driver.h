@@ -4,7 +4,8 @@
 // simulator and the conformance suite are tested with.
 //
 // Options: `size` (tmpfs size: digits with an optional k/m/g suffix),
-// kubernetes.io/readwrite=ro for a read-only mount.
+// kubernetes.io/readwrite=ro for a read-only mount. A resized PV grows in
+// place: `expandfs` remounts the tmpfs with the new size.
 #include "driver/sdk/driver.h"
 #include "driver/sdk/mounter.h"
 
@@ -23,6 +24,12 @@ class TmpfsDriver final : public flexvolume::Driver {
   // Ensures nothing of ours is mounted at `dir`: Success when the directory
   // is missing or not mounted.
   flexvolume::DriverStatus Unmount(const std::string& dir) override;
+  // Remounts our tmpfs at `pod_volume_dir` with size `new_size` bytes,
+  // keeping it read-only if it was; the data stays, and a repeated call
+  // changes nothing.
+  flexvolume::DriverStatus ExpandFs(const flexvolume::Options& opts, const std::string& device,
+                                    const std::string& pod_volume_dir, uint64_t new_size,
+                                    uint64_t old_size) override;
 
  private:
   flexvolume::Mounter& mounter_;

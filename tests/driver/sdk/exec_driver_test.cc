@@ -94,7 +94,7 @@ TEST(ExecDriver, InitReplyIsExact) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out,
             "{\"status\":\"Success\",\"capabilities\":{\"attach\":false,\"selinuxRelabel\":true,"
-            "\"supportsMetrics\":true,\"fsGroup\":true,\"requiresFSResize\":false}}\n");
+            "\"supportsMetrics\":true,\"fsGroup\":true,\"requiresFSResize\":true}}\n");
   EXPECT_EQ(r.err, "");
 }
 

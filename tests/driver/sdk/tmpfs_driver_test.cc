@@ -102,6 +102,29 @@ TEST_F(TmpfsDriverTest, UnmountLeavesForeignMountsAlone) {
   EXPECT_EQ(mounter.mounts.size(), 1u);
 }
 
+TEST_F(TmpfsDriverTest, InitAsksForNodeExpansion) {
+  auto s = driver.Init();
+  ASSERT_TRUE(s.capabilities);
+  EXPECT_TRUE(s.capabilities->requires_fs_resize);
+}
+
+TEST_F(TmpfsDriverTest, ExpandFsRemountsOurTmpfsWithTheNewSizeKeepingReadOnly) {
+  ASSERT_TRUE(driver.Mount(Vol(), {{"kubernetes.io/readwrite", "ro"}}).IsSuccess());
+  EXPECT_TRUE(driver.ExpandFs({}, "", Vol(), 2u << 30, 1u << 30).IsSuccess());
+  ASSERT_EQ(mounter.mounts.size(), 1u) << "a remount changes the mount, it does not stack one";
+  EXPECT_TRUE(mounter.mounts[0].read_only);
+  EXPECT_EQ(mounter.mounts[0].options, "ro,size=2147483648");
+}
+
+TEST_F(TmpfsDriverTest, ExpandFsRefusesWhatIsNotOurs) {
+  EXPECT_TRUE(driver.ExpandFs({}, "", Vol(), 2u << 30, 1u << 30).IsFailure()) << "nothing mounted";
+  mounter.mounts.push_back({"/dev/sda1", Vol(), "ext4", "rw", false});
+  auto s = driver.ExpandFs({}, "", Vol(), 2u << 30, 1u << 30);
+  EXPECT_TRUE(s.IsFailure());
+  EXPECT_THAT(s.message, HasSubstr("no flexkit-tmpfs volume"));
+  EXPECT_EQ(mounter.mounts[0].options, "rw") << "a foreign mount is left alone";
+}
+
 TEST_F(TmpfsDriverTest, MounterErrorsAreReported) {
   mounter.fail_with = "read /proc/self/mountinfo: boom";
   auto s = driver.Mount(Vol(), {});
@@ -145,6 +168,20 @@ TEST_F(TmpfsBinaryTest, FullCycleTwiceLeavesNothingMounted) {
       "\"$D\" unmount \"$T/v\" >/dev/null || exit 15; "
       "[ -z \"$(ls -A \"$T/v\")\" ] || exit 16; "
       "done; grep -q \" $T/v \" /proc/self/mountinfo && exit 17; exit 0");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+TEST_F(TmpfsBinaryTest, ExpandFsGrowsTheMountedTmpfsAndKeepsItsData) {
+  ProcessResult r = InNamespace(
+      "\"$D\" mount \"$T/v\" '{\"size\":\"1m\"}' >/dev/null || exit 10; "
+      "echo data > \"$T/v/file\" || exit 11; "
+      "[ $(stat -f -c '%b' \"$T/v\") -le 256 ] || exit 12; "
+      "\"$D\" expandfs '{}' '' \"$T/v\" 4194304 1048576 >/dev/null || exit 13; "
+      "\"$D\" expandfs '{}' '' \"$T/v\" 4194304 1048576 >/dev/null || exit 14; "
+      "[ $(stat -f -c '%b' \"$T/v\") -ge 1024 ] || exit 15; "
+      "[ \"$(cat \"$T/v/file\")\" = data ] || exit 16; "
+      "[ $(grep -c \" $T/v \" /proc/self/mountinfo) = 1 ] || exit 17; "
+      "\"$D\" unmount \"$T/v\" >/dev/null || exit 18; exit 0");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 

@@ -1,0 +1,189 @@
+// [resize]: node-side expansion as kubelet runs it (protocol §5.11) for
+// drivers whose init leaves requiresFSResize true (kubelet's default):
+// after the PVC grows, `expandfs <json> <devicePath> <podDir> <new> <old>`
+// right after the remount of a recreated pod and online under a running
+// one, only for PVs (an inline volume never gets it: NodeExpand answers
+// "PersistentVolume not found"). The data written before stays, the
+// filesystem grows to the new size (statfs), a repeated call is harmless,
+// and Not supported takes kubelet's generic resize. expandvolume is never
+// executed by an upstream controller for FlexVolume (the expand controller
+// has no flex prober), so it is only called directly and its reply judged.
+#include <sys/mount.h>
+
+#include "conformance/catalog.h"
+#include "conformance/node_statfs.h"
+#include "simulator/boost_process_runner.h"
+#include "simulator/mount_table.h"
+
+namespace flexkit::conform {
+namespace {
+
+constexpr const char* kGrowRule = "protocol §5.11: expandfs grows the filesystem to the new size";
+constexpr const char* kDataRule = "protocol §5.11: a resize keeps the data";
+// ext4 and xfs keep part of the device for metadata (journal, inode tables),
+// so statfs reports a little less than the device holds.
+constexpr double kMetadataAllowance = 0.9;
+
+std::string NeedsFsResize(const DriverProfile& p) {
+  if (!p.capabilities || !p.capabilities->requires_fs_resize)
+    return "capability: init says requiresFSResize:false (kubelet never calls expandfs)";
+  return "";
+}
+
+sim::VolumeSpec PersistentVolume(CaseContext& c) {
+  auto spec = c.Volume(c.Unique("pv"));
+  spec.inline_volume = false;  // expandfs is only sent for PVs
+  return spec;
+}
+
+std::uint64_t Capacity(CaseContext& c, const PodVolume& v) {
+  std::string err;
+  auto s = StatFsOnNode(*v.node, v.pod_dir, &err);
+  if (!s) c.Fail(kGrowRule, err);
+  return s->capacity_bytes;
+}
+
+std::string FsTypeAt(sim::Node& n, const std::string& target) {
+  std::string fs;
+  for (const auto& m : sim::ReadMountTable(n.holder_pid()))
+    if (m.target == target) fs = m.fs_type;  // the topmost mount wins
+  return fs;
+}
+
+// kubelet's GenericResizeFS (resizefs.ResizeFs): resize2fs on the device
+// for ext*, xfs_growfs on the mount for xfs; other filesystems: nothing.
+// Returns what it ran and how that went, for the verdict's message.
+std::string GenericResize(CaseContext& c, const PodVolume& v) {
+  const std::string fs = FsTypeAt(*v.node, v.global_path.empty() ? v.pod_dir : v.global_path);
+  sim::ProcessSpec spec;
+  spec.mount_namespace_fd = v.node->mount_namespace_fd();
+  spec.harness_deadline = std::chrono::seconds(60);
+  if (fs.rfind("ext", 0) == 0) {
+    spec.executable = "/sbin/resize2fs";
+    spec.args = {v.device};
+  } else if (fs == "xfs") {
+    spec.executable = "/usr/sbin/xfs_growfs";
+    spec.args = {"-d", v.global_path.empty() ? v.pod_dir : v.global_path};
+  } else {
+    return "kubelet's generic resize does not know filesystem '" + fs + "'";
+  }
+  sim::BoostProcessRunner runner;
+  auto r = runner.Run(spec);
+  const bool ok = r.spawn_error.empty() && r.exit.ok();
+  return "kubelet's generic resize ran " + spec.executable + " " + spec.args.back() + ": " +
+         (ok ? "ok"
+             : "failed (" + (r.spawn_error.empty() ? c.Redact(r.combined) : r.spawn_error) + ")");
+}
+
+void CheckDataKept(CaseContext& c, const PodVolume& v, const std::string& file,
+                   const std::string& when) {
+  std::string back;
+  try {
+    back = v.node->mounter().ReadFile(v.pod_dir + "/" + file);
+  } catch (const std::exception& e) {
+    c.Fail(kDataRule, "read " + file + " " + when + ": " + e.what());
+  }
+  if (back != "flexconform " + v.spec.name + "\n")
+    c.Fail(kDataRule, file + " read back '" + back + "' " + when);
+}
+
+// Grows the mounted volume `v` from its current capacity to twice that, as
+// kubelet does once the PVC asks for more, and checks the outcome.
+void ExpandAndCheck(CaseContext& c, const PodVolume& v, const std::string& data_file) {
+  auto& n = *v.node;
+  const std::uint64_t before = Capacity(c, v);
+  if (before == 0)
+    c.Fail(kGrowRule, "statfs on " + v.pod_dir + " reports a capacity of 0 bytes: nothing to grow");
+  const std::uint64_t new_size = ((before * 2 + (1u << 20) - 1) >> 20) << 20;  // whole MiB
+  const auto args = c.argv().ExpandFs(c.Json(v.spec), v.device, v.pod_dir, std::to_string(new_size),
+                                      std::to_string(before));
+  auto r = c.Call(n, args);
+  std::string fallback;
+  if (r.not_supported() && v.device.empty()) {
+    c.Skip(
+        "expandfs answered Not supported and the volume has no device, so kubelet's generic "
+        "resize cannot run: expanding a PVC of this driver fails (implement expandfs, or report "
+        "requiresFSResize:false)");
+  } else if (r.not_supported()) {
+    fallback = GenericResize(c, v);
+  } else if (!r.ok()) {
+    c.Fail(kGrowRule, "expandfs from " + std::to_string(before) + " to " +
+                          std::to_string(new_size) + " bytes failed: " + r.verdict.error);
+  }
+  CheckDataKept(c, v, data_file, "after expandfs");
+  const std::uint64_t after = Capacity(c, v);
+  const bool grown = after > before && static_cast<double>(after) >= new_size * kMetadataAllowance;
+  const std::string sizes = "statfs capacity " + std::to_string(before) + " -> " +
+                            std::to_string(after) + " bytes, asked for " + std::to_string(new_size);
+  if (!fallback.empty()) {
+    // Not supported is a legal answer; whether the volume then really grew
+    // is kubelet's generic resize's doing, so a shortfall only warns.
+    if (!grown)
+      c.Warn("expandfs answered Not supported and init leaves requiresFSResize true: " + fallback +
+             "; " + sizes +
+             ". Nothing grows the backing device (upstream never calls expandvolume): implement "
+             "expandfs or report requiresFSResize:false");
+    return;
+  }
+  if (!grown) c.Fail(kGrowRule, "expandfs said Success but " + sizes);
+  // kubelet repeats the call when it could not record the new size.
+  auto again = c.Call(n, args);
+  if (!again.ok())
+    c.Fail("protocol §7.5: a repeated expandfs is harmless",
+           "the second expandfs to the same size failed: " + again.verdict.error);
+  CheckDataKept(c, v, data_file, "after a repeated expandfs");
+  const std::uint64_t repeated = Capacity(c, v);
+  if (repeated < after)
+    c.Fail("protocol §7.5: a repeated expandfs is harmless",
+           "capacity shrank from " + std::to_string(after) + " to " + std::to_string(repeated) +
+               " bytes on the repeated call");
+}
+
+// The pod keeps running while its PVC grows (ExpandInUsePersistentVolumes).
+void ExpandOnline(CaseContext& c) {
+  auto& n = c.node();
+  auto v = c.SetUp(n, PersistentVolume(c), c.Pod("pod"));
+  CheckDataRoundTrip(c, v, "before-resize.txt");
+  ExpandAndCheck(c, v, "before-resize.txt");
+  TearDownAll(c);
+}
+
+// The pod is deleted, the PVC grows, a new pod mounts the volume: kubelet
+// calls expandfs right after that mount. (Whether data outlives the first
+// pod is the driver's storage model, checked elsewhere: here the data is
+// what the new mount holds when expandfs runs.)
+void ExpandDuringMount(CaseContext& c) {
+  auto& n = c.node();
+  auto spec = PersistentVolume(c);
+  c.SetUp(n, spec, c.Pod("pod"));
+  TearDownAll(c);
+  auto v = c.SetUp(n, spec, c.Pod("pod"));
+  CheckDataRoundTrip(c, v, "before-resize.txt");
+  ExpandAndCheck(c, v, "before-resize.txt");
+  TearDownAll(c);
+}
+
+// Only ever a direct call: the reply must be one a controller could act on.
+void ExpandVolumeDirect(CaseContext& c) {
+  auto& n = c.node();
+  auto spec = PersistentVolume(c);
+  const std::string global = c.Paths(n).DeviceMountPath(spec.name);
+  const auto json = c.Json(spec);
+  c.Call(n, c.argv().GetVolumeName(json), "controller");  // getDeviceMountPath runs it first
+  auto r = c.Call(n, c.argv().ExpandVolume(json, global, "2147483648", "1073741824"), "controller");
+  if (!r.ok() && !r.not_supported()) {
+    c.Warn("expandvolume (never executed by an upstream controller for FlexVolume) failed: " +
+           r.verdict.error);
+  }
+}
+
+}  // namespace
+
+void AddResizeCases(std::vector<Case>& cases) {
+  cases.push_back({"resize/expandfs-online", {"resize", "root"}, {}, NeedsFsResize, ExpandOnline});
+  cases.push_back(
+      {"resize/expandfs-during-mount", {"resize", "root"}, {}, NeedsFsResize, ExpandDuringMount});
+  cases.push_back({"resize/expandvolume-direct-call", {"resize"}, {}, Always, ExpandVolumeDirect});
+}
+
+}  // namespace flexkit::conform
