@@ -16,6 +16,7 @@
 #include "conformance/catalog.h"
 #include "conformance/default_profiles.h"
 #include "conformance/html_report.h"
+#include "conformance/replay.h"
 #include "conformance/reports.h"
 #include "conformance/runner.h"
 #include "conformance/selection.h"
@@ -58,7 +59,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "flexconform: the FlexVolume conformance suite. With no arguments: the bundled "
       "convoy-flexvolume against the fake Convoy/EBS (needs root)."};
-  std::string driver, profile_path, junit, json, html, shard, run_root = "/tmp", timeout;
+  std::string driver, profile_path, junit, json, html, shard, run_root = "/tmp", timeout, replay;
   Selection selection;
   int repeat = 3;
   bool list = false, keep = false, coverage = false;
@@ -81,6 +82,9 @@ int main(int argc, char** argv) {
   app.add_option("--html", html,
                  "write a self-contained HTML report (summary, a sequence diagram per case)");
   app.add_option("--run-root", run_root, "where run directories go (default /tmp)");
+  app.add_option("--replay", replay,
+                 "replay a flexsim-record-shim log (production traffic) against the driver and "
+                 "report every outcome that differs from the recorded one (exit 1 if any)");
   CatalogOptions catalog_options;
   std::optional<std::uint64_t> seed;
   app.add_option("--depth", catalog_options.sequence.depth,
@@ -140,6 +144,16 @@ int main(int argc, char** argv) {
           << (profile.fixture.kind == "convoy-fake" ? ", loop devices" : "")
           << "); run as root, or set 'privileges: none' to run only what needs no privileges\n";
       return 2;
+    }
+    if (!replay.empty()) {
+      const auto calls = flexkit::sim::ReadRecording(replay);
+      const auto result = Replay(profile, calls, run_root);
+      for (const auto& d : result.differences)
+        std::cout << replay << ":" << d.line << ": " << d.verb << ": " << d.what << "\n";
+      for (const auto& note : result.notes) std::cout << "flexconform: replay: " << note << "\n";
+      std::cout << result.calls << " recorded calls replayed against " << profile.driver << ", "
+                << result.differences.size() << " differences\n";
+      return result.differences.empty() ? 0 : 1;
     }
     for (const auto& dir : SweepKilledRuns(run_root))
       std::cerr << "flexconform: swept a killed run's " << dir << "\n";

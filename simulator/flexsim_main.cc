@@ -1,6 +1,6 @@
 // flexsim: calls FlexVolume drivers as kubelet and the attach/detach
 // controller do, and judges their replies as kubelet's Go code does.
-// Subcommands: judge, call, run, apply (README.md).
+// Subcommands: judge, call, run, apply, record, check-shapes (README.md).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -11,7 +11,9 @@
 
 #include "simulator/call_command.h"
 #include "simulator/judge.h"
+#include "simulator/recording.h"
 #include "simulator/scenario.h"
+#include "simulator/shape_check.h"
 #include "simulator/verdict_json.h"
 
 namespace {
@@ -88,6 +90,25 @@ int Report(const flexkit::sim::ScenarioResult& r) {
   }
   std::cerr << "FAIL: " << r.failure << "\n";
   return 1;
+}
+
+std::string SelfDir() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "." : self.parent_path().string();
+}
+
+// Exit codes: 0 every recorded call has flexsim's shape, 1 a gap was found.
+int RunCheckShapes(const std::string& log, const std::string& profile,
+                   const std::string& driver_name) {
+  const auto calls = flexkit::sim::ReadRecording(log);
+  const auto gaps =
+      flexkit::sim::CheckShapes(calls, flexkit::sim::FindProfile(profile), driver_name);
+  for (const auto& g : gaps)
+    std::cout << log << ":" << g.line << ": " << g.verb << ": " << g.what << "\n";
+  std::cout << calls.size() << " recorded calls, " << gaps.size()
+            << " fidelity gaps against flexsim's " << profile << " profile\n";
+  return gaps.empty() ? 0 : 1;
 }
 
 }  // namespace
@@ -169,6 +190,37 @@ int main(int argc, char** argv) {
   apply->add_option("--transcript", run_transcript, "write the JSON transcript to this file");
   apply->add_flag("--quiet", quiet, "no live log");
 
+  auto* record = app.add_subcommand(
+      "record",
+      "record a real cluster's driver calls: put flexsim-record-shim in place of a driver "
+      "(install) or take it out again (uninstall)");
+  record->require_subcommand(1);
+  flexkit::sim::RecordInstall rec;
+  rec.shim = SelfDir() + "/flexsim-record-shim";
+  auto* record_install = record->add_subcommand(
+      "install", "link the driver to .<name>.real and rename the shim over its name (atomic)");
+  auto* record_uninstall =
+      record->add_subcommand("uninstall", "rename .<name>.real back over the shim");
+  for (auto* sub : {record_install, record_uninstall}) {
+    sub->add_option("--plugin-dir", rec.plugin_dir, "kubelet's volume plugin dir")->required();
+    sub->add_option("--driver", rec.driver_dir, "the driver's folder, vendor~driver")->required();
+  }
+  record_install->add_option("--log", rec.log,
+                             "where the shim appends its JSON lines (absolute; default "
+                             "/var/log/flexsim-record/<vendor~driver>.jsonl)");
+  record_install->add_option("--shim", rec.shim, "the shim binary")->capture_default_str();
+
+  auto* shapes = app.add_subcommand(
+      "check-shapes",
+      "report every recorded call that flexsim would never make, or would make differently, "
+      "for that kubelet version (exit 1 when there is one)");
+  std::string shapes_log, shapes_profile = "current", shapes_driver;
+  shapes->add_option("log", shapes_log, "a flexsim-record-shim log")->required();
+  shapes->add_option("--profile", shapes_profile, "the recorded kubelet's version profile")
+      ->capture_default_str();
+  shapes->add_option("--driver-name", shapes_driver,
+                     "vendor/driver (default: read from the recorded paths)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -177,6 +229,19 @@ int main(int argc, char** argv) {
   }
   try {
     if (judge->parsed()) return RunJudge(verb, exit_code, output_file, strict);
+    if (record_install->parsed()) {
+      flexkit::sim::InstallRecorder(rec);
+      std::cout << "flexsim record: " << rec.plugin_dir << "/" << rec.driver_dir
+                << " now runs through flexsim-record-shim\n";
+      return 0;
+    }
+    if (record_uninstall->parsed()) {
+      flexkit::sim::UninstallRecorder(rec.plugin_dir, rec.driver_dir);
+      std::cout << "flexsim record: " << rec.plugin_dir << "/" << rec.driver_dir
+                << " runs the driver directly again\n";
+      return 0;
+    }
+    if (shapes->parsed()) return RunCheckShapes(shapes_log, shapes_profile, shapes_driver);
     if (call->parsed()) {
       cc.volume.options = KeyValues(options, "--option");
       cc.pod.secret = KeyValues(secrets, "--secret");
