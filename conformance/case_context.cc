@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
+#include "conformance/plugin_dir_watch.h"
 #include "simulator/mount_table.h"
 #include "simulator/options_builder.h"
 #include "simulator/verdict_json.h"
@@ -185,12 +187,28 @@ sim::CallResult CaseContext::Call(sim::Node& n, const sim::Args& args, const std
     redactor = redactor_;
     secrets = secrets_;
   }
-  sim::CallResult r =
-      invoker.Call(n, component, executable.empty() ? profile_.driver : executable, args, redactor);
+  const std::string exe = executable.empty() ? profile_.driver : executable;
+  // Another executable is a copy the case itself is installing (the
+  // install case), whose folder changes because of the case.
+  std::optional<PluginDirWatch> plugin_dir;
+  if (exe == profile_.driver) plugin_dir.emplace(std::filesystem::path(exe).parent_path().string());
+  sim::CallResult r = invoker.Call(n, component, exe, args, redactor);
   const sim::ProcessResult& process = capturing.last();
   driver_time_ms_ += process.duration.count();
   CheckReply(verb, r.harness_problem, process.spawn_error, process.combined, r.verdict);
+  if (plugin_dir) CheckPluginDir(verb, plugin_dir->Changes());
   return r;
+}
+
+void CaseContext::CheckPluginDir(const std::string& verb, const std::vector<std::string>& changes) {
+  if (changes.empty()) return;
+  std::string list;
+  for (const auto& c : changes) list += (list.empty() ? "" : ", ") + c;
+  Fail(
+      "probe storm (protocol §1.3: any change in the driver's folder makes kubelet re-run init "
+      "and drop its Not-supported cache; kubernetes#58352)",
+      verb + " changed the driver's own folder: " + list +
+          ". Keep logs and state outside the plugin dir, or under a dot-name");
 }
 
 void CaseContext::CheckReply(const std::string& verb, const std::string& harness_problem,
@@ -239,22 +257,31 @@ void CaseContext::FailSecretLeak(const std::string& verb) const {
 }
 
 sim::ProcessResult CaseContext::SecretScanningRunner::Run(const sim::ProcessSpec& spec) {
+  PluginDirWatch plugin_dir(std::filesystem::path(spec.executable).parent_path().string());
   sim::ProcessResult result = c_.runner_.Run(spec);
   c_.driver_time_ms_ += result.duration.count();
-  if (c_.HasSecret(result.combined)) {
-    std::lock_guard lock(c_.mutex_);
-    if (c_.driven_leak_.empty()) c_.driven_leak_ = spec.args.empty() ? "a call" : spec.args[0];
+  const std::string verb = spec.args.empty() ? "a call" : spec.args[0];
+  auto changes = plugin_dir.Changes();
+  std::lock_guard lock(c_.mutex_);
+  if (c_.HasSecret(result.combined) && c_.driven_leak_.empty()) c_.driven_leak_ = verb;
+  if (!changes.empty() && c_.driven_plugin_dir_changes_.empty()) {
+    c_.driven_plugin_dir_verb_ = verb;
+    c_.driven_plugin_dir_changes_ = std::move(changes);
   }
   return result;
 }
 
 void CaseContext::CheckDrivenCalls() {
-  std::string leak;
+  std::string leak, touched_by;
+  std::vector<std::string> touched;
   {
     std::lock_guard lock(mutex_);
     leak = driven_leak_;
+    touched_by = driven_plugin_dir_verb_;
+    touched = driven_plugin_dir_changes_;
   }
   if (!leak.empty()) FailSecretLeak(leak);
+  CheckPluginDir(touched_by, touched);
   const auto calls = transcript_.Calls();
   for (; driven_checked_ < calls.size(); ++driven_checked_) {
     const sim::CallRecord& r = calls[driven_checked_];

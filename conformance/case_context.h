@@ -151,6 +151,8 @@ class CaseContext {
   };
 
   // The rules every reply is held to (F1-F3, F7, F16, F17, F21, F27).
+  // Probe storms: what a call changed in the driver's own folder.
+  void CheckPluginDir(const std::string& verb, const std::vector<std::string>& changes);
   void CheckReply(const std::string& verb, const std::string& harness_problem,
                   const std::string& spawn_error, const std::string& raw_output,
                   const sim::Verdict& verdict);
@@ -176,7 +178,9 @@ class CaseContext {
   std::atomic<long long> counter_{0};
   std::atomic<long long> driver_time_ms_{0};
   SecretScanningRunner driven_runner_{*this};
-  std::string driven_leak_;         // the verb of the first driven call that leaked a secret
+  std::string driven_leak_;             // the verb of the first driven call that leaked a secret
+  std::string driven_plugin_dir_verb_;  // the first driven call that changed its plugin folder
+  std::vector<std::string> driven_plugin_dir_changes_;
   std::size_t driven_checked_ = 0;  // transcript calls CheckDrivenCalls has seen
 };
 

@@ -1,8 +1,10 @@
 // [resize], [metrics] and [selinux] against the shell driver in resize/:
 // the control passes every case, and each one-defect mutant is graded FAIL
-// (or WARN) on exactly the expected cases.
+// (or WARN) on exactly the expected cases; the probe-storm mutant fails the
+// per-call rule in every case.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -26,7 +28,11 @@ TEST_P(ResizeMetricsTest, IsGradedOnExactlyTheExpectedCases) {
   FLEXKIT_REQUIRE_ROOT();
   const ResizeMutant& m = GetParam();
   flexkit::testing::TempDir dir("flexconform-resize");
-  const std::string drivers = FLEXKIT_RESIZE_DRIVERS_DIR;
+  // A copy, so what a mutant writes beside itself stays out of the tree.
+  const std::string drivers = dir.Join("drivers");
+  std::filesystem::copy(FLEXKIT_RESIZE_DRIVERS_DIR, drivers,
+                        std::filesystem::copy_options::recursive |
+                            std::filesystem::copy_options::copy_symlinks);
   flexkit::testing::RunOptions options;
   options.deadline = std::chrono::seconds(120);
   auto r = flexkit::testing::RunProcess(
@@ -59,7 +65,14 @@ INSTANTIATE_TEST_SUITE_P(
                                     {"resize/expandfs-during-mount", "FAIL"}}},
                       ResizeMutant{"metrics-ignores-size",
                                    {{"metrics/statfs-reports-the-volume", "FAIL"}}},
-                      ResizeMutant{"ramfs", {{"selinux/relabel-needs-labels", "WARN"}}}),
+                      ResizeMutant{"ramfs", {{"selinux/relabel-needs-labels", "WARN"}}},
+                      // Probe storms are a rule of every call, so every case sees it.
+                      ResizeMutant{"logs-in-plugin-dir",
+                                   {{"resize/expandfs-online", "FAIL"},
+                                    {"resize/expandfs-during-mount", "FAIL"},
+                                    {"resize/expandvolume-direct-call", "FAIL"},
+                                    {"metrics/statfs-reports-the-volume", "FAIL"},
+                                    {"selinux/relabel-needs-labels", "FAIL"}}}),
     [](const ::testing::TestParamInfo<ResizeMutant>& param) {
       std::string name = param.param.defect;
       for (auto& ch : name)
