@@ -145,6 +145,17 @@ bool FakeMounter::Mount(const std::string& source, const std::string& target,
     return false;
   }
   const bool ro = (flags & MS_RDONLY) != 0;
+  if ((flags & MS_REMOUNT) != 0) {
+    // As mount(2): a remount changes the topmost mount at target in place.
+    for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
+      if (it->target != target) continue;
+      it->options = ro ? "ro" : "rw";
+      it->read_only = ro;
+      return true;
+    }
+    *err = "remount " + target + ": EINVAL (not mounted)";
+    return false;
+  }
   mounts.push_back({source, target, fstype, ro ? "ro" : "rw", ro});
   return true;
 }
