@@ -649,6 +649,26 @@ TEST_F(ApiModeTest, StockVfsBindsTheVolumeDirectoryReadOnlyAndUnmountsItItself) 
   EXPECT_EQ(Top("/g/pv-1"), nullptr);
 }
 
+TEST_F(ApiModeTest, StockVfsMountLostWithACrashIsForgottenWithoutTellingTheDaemon) {
+  // The daemon's mark may be another node's by now (failover): only an
+  // unmount the driver did itself clears it.
+  config.api = Api::kStock;
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, Inspect("pv-1")).WillRepeatedly(Return(Vfs("pv-1", "/vfs/pv-1")));
+  ExpectStockVfsMount(local);
+  ASSERT_TRUE(
+      Driver().MountDevice("/g/pv-1", "/vfs/pv-1", Opts({{"convoyDriver", "vfs"}})).IsSuccess());
+  mounter.mounts.clear();  // the node rebooted
+  EXPECT_CALL(local, List())
+      .WillRepeatedly(Return(
+          std::map<std::string, VolumeInfo>{{"pv-1", Vfs("pv-1", "/vfs/pv-1", "/vfs/pv-1")}}));
+  EXPECT_CALL(local, Umount(_)).Times(0);
+  EXPECT_TRUE(Driver().UnmountDevice("/g/pv-1").IsSuccess());
+  // The record is gone: a foreign mount there now is not taken for ours.
+  Mounted("/g/pv-1");
+  EXPECT_THAT(Driver().UnmountDevice("/g/pv-1").message, HasSubstr("no volume of convoy at"));
+}
+
 TEST_F(ApiModeTest, StockVfsRefusesToStackOnAForeignMount) {
   config.api = Api::kStock;
   auto& local = clients.At(kLocal);

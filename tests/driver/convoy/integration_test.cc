@@ -233,6 +233,10 @@ TEST_F(ConvoyDriverIntegration, VfsAttachModeLifecycle) {
   const std::string g = Global("node-a", "pv-vfs");
   EXPECT_EQ(InHost("node-a", "echo data > " + g + "/f && cat " + g + "/f").out, "data\n");
   TearDownVolume("node-a", "pv-vfs", opts);
+  std::ifstream log(Path("driver.log"));
+  EXPECT_THAT(std::string(std::istreambuf_iterator<char>(log), {}),
+              HasSubstr("is Convoy with the Kubernetes extensions"))
+      << "api auto must find the extensions";
   std::ifstream kept(Path("vfs/pv-vfs/f"));
   std::string content;
   std::getline(kept, content);
