@@ -61,4 +61,19 @@ DriverProfile BundledConvoyProfile(const std::string& flexconform_dir) {
   return p;
 }
 
+DriverProfile BundledStockConvoyProfile(const std::string& flexconform_dir) {
+  DriverProfile p = BundledConvoyProfile(flexconform_dir);
+  p.fixture.api = "stock";
+  p.fs_types = {"ext4"};  // v0.5.2 formats EBS volumes as ext4 only
+  // B's attach must take the volume from A's stopped instance: v0.5.2 has
+  // no detach-before-attach, so the driver can only answer a Failure that
+  // says so (and does: convoy_integration_test StockTakeOverIsAFailureNotAHang).
+  for (const char* who : {"controller-inline", "kubelet-rwo-pv", "kubelet-inline"}) {
+    p.skip[std::string("failover/crash-reschedule-") + who] =
+        "stock Convoy v0.5.2 cannot take an EBS volume over from another instance (no "
+        "detach-before-attach; it needs a daemon with the Kubernetes extensions)";
+  }
+  return p;
+}
+
 }  // namespace flexkit::conform

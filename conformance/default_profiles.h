@@ -22,4 +22,9 @@ std::string DriverNameFor(const std::string& driver_path);
 // /../fakes) unless FLEXCONFORM_CONVOY_DRIVER / FLEXCONFORM_CONVOY_FAKE say.
 DriverProfile BundledConvoyProfile(const std::string& flexconform_dir);
 
+// The same driver on convoy-fake playing stock Convoy v0.5.2 (`--api stock`):
+// ext4 only (stock formats nothing else), and the cases that need EBS
+// take-over, which stock cannot do, skipped with that reason.
+DriverProfile BundledStockConvoyProfile(const std::string& flexconform_dir);
+
 }  // namespace flexkit::conform

@@ -230,7 +230,9 @@ class ConvoyFakeFixture : public Fixture {
                                                                      "--instance-id",
                                                                      instances_.at(n.name()),
                                                                      "--host",
-                                                                     n.name()},
+                                                                     n.name(),
+                                                                     "--api",
+                                                                     spec_.api},
                                             dir_ + "/" + n.name() + ".log");
     WaitForSocket(sock, *daemon);
     daemons_[n.name()] = std::move(daemon);

@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
   app.add_option("--driver", driver,
                  "driver executable; profile derived from its init (fixture none)");
   app.add_option("--profile", profile_path, "driver profile (YAML)");
+  std::string bundled = "extended";
+  app.add_option("--bundled", bundled,
+                 "without --driver/--profile: the Convoy the bundled run uses")
+      ->check(CLI::IsMember({"extended", "stock"}));
   app.add_option("--focus", selection.focus,
                  "run only cases whose 'name [tags]' matches this regex");
   app.add_option("--skip", selection.skip, "skip cases whose 'name [tags]' matches this regex");
@@ -128,7 +132,8 @@ int main(int argc, char** argv) {
     } else if (!driver.empty()) {
       profile = DeriveProfile(driver);
     } else {
-      profile = BundledConvoyProfile(SelfDir());
+      profile = bundled == "stock" ? BundledStockConvoyProfile(SelfDir())
+                                   : BundledConvoyProfile(SelfDir());
     }
     profile.driver = std::filesystem::absolute(profile.driver).lexically_normal().string();
     if (profile.driver_name.empty()) profile.driver_name = DriverNameFor(profile.driver);

@@ -23,6 +23,8 @@ struct FixtureSpec {
   std::string teardown;         // kind "command": sh -c, after each case
   std::string convoy_fake;      // kind "convoy-fake": the binary; empty = next to flexconform
   std::string mode = "attach";  // convoy-flexvolume's mode: "attach" or "mount"
+  // kind "convoy-fake": the Convoy its daemons play (--api stock | extended)
+  std::string api = "extended";
 };
 
 struct DriverProfile {

@@ -30,13 +30,15 @@ constexpr const char* kUsage =
     "  size          1Gi, 500Mi, bytes        volumeType  gp2 io1 standard st1 sc1\n"
     "  iops          for io1                  name        Convoy name (default: the PV name)\n"
     "  fsType        ext4 (default) or xfs    readOnly    honoured (kubernetes.io/readwrite)\n"
+    "  (xfs and EBS take-over need a Convoy with the Kubernetes extensions, not stock v0.5.2)\n"
     "\n"
     "Configuration: /etc/convoy-flexvolume/config.json or $CONVOY_FLEXVOLUME_CONFIG, e.g.\n"
     "  {\"socket\": \"/var/run/convoy/convoy.sock\", \"socketTemplate\": "
     "\"/run/convoy/{node}.sock\",\n"
     "   \"mode\": \"attach\" | \"mount\", \"timeouts\": {\"connect\": \"5s\", \"request\": "
     "\"2m\",\n"
-    "   \"waitforattach\": \"2m\"}, \"logFile\": \"/var/log/convoy-flexvolume.log\"}\n"
+    "   \"waitforattach\": \"2m\"}, \"logFile\": \"/var/log/convoy-flexvolume.log\",\n"
+    "   \"api\": \"auto\" | \"stock\" | \"extended\"}   (auto: asked of each daemon)\n"
     "A missing file means these defaults (logs go to syslog without logFile).\n";
 
 void Print(int fd, const std::string& text) {

@@ -42,6 +42,7 @@ struct DaemonFlags {
   std::string host;
   bool ignore_docker_delete = false;
   bool create_on_docker_mount = false;
+  std::string api = "extended";
 };
 
 std::vector<std::string> SplitComma(const std::string& s) {
@@ -103,6 +104,7 @@ int RunDaemon(const CommonFlags& common, const DaemonFlags& flags) {
        .vfs_path = flags.vfs_path.empty()
                        ? root + "/volumes"
                        : CleanPath(std::filesystem::absolute(flags.vfs_path).string())});
+  settings.daemon.stock = flags.api == "stock";
   auto mounter = convoy::MakeSystemMounter();
   std::vector<std::unique_ptr<convoy::VolumeDriver>> drivers;
   for (const auto& name : settings.daemon.drivers) {
@@ -118,6 +120,7 @@ int RunDaemon(const CommonFlags& common, const DaemonFlags& flags) {
       ebs.dev_dir = root + "/dev";
       ebs.cloud_socket = flags.cloud;
       ebs.instance_id = flags.instance_id;
+      ebs.stock = settings.daemon.stock;
       drivers.push_back(std::make_unique<convoy::EbsDriver>(ebs, *mounter));
     } else {
       throw std::runtime_error("start daemon: unknown driver " + name + " (use vfs or ebs)");
@@ -130,8 +133,8 @@ int RunDaemon(const CommonFlags& common, const DaemonFlags& flags) {
   http::UnixServer server(server_options,
                           [&daemon](const http::Request& r) { return daemon.Handle(r); });
   server.Start();
-  spdlog::info("convoy-fake daemon for host '{}' ready on {} (root {}, drivers {})", flags.host,
-               common.socket, root, flags.drivers);
+  spdlog::info("convoy-fake daemon for host '{}' ready on {} (root {}, drivers {}, api {})",
+               flags.host, common.socket, root, flags.drivers, flags.api);
   std::cout << "convoy-fake daemon ready on " << common.socket << std::endl;
   int sig = WaitForStop(stop);
   spdlog::info("stopping on signal {}", sig);
@@ -226,6 +229,11 @@ int main(int argc, char** argv) {
   daemon->add_option("--host", daemon_flags.host, "this host's name, for logs");
   daemon->add_flag("--ignore-docker-delete", daemon_flags.ignore_docker_delete);
   daemon->add_flag("--create-on-docker-mount", daemon_flags.create_on_docker_mount);
+  daemon
+      ->add_option("--api", daemon_flags.api,
+                   "extended: v0.5.2 with the Kubernetes extensions; stock: v0.5.2 as released")
+      ->check(CLI::IsMember({"extended", "stock"}))
+      ->capture_default_str();
   CommonFlags cloud_common;
   CloudFlags cloud_flags;
   CLI::App* cloud = app.add_subcommand("cloud", "the EBS cloud model and its admin API");

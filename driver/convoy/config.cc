@@ -126,10 +126,22 @@ bool ParseConfig(const std::string& text, const std::string& path, Config* confi
       if (!RequireString(v, key, &c.state_dir, &why)) return fail(why);
       if (c.state_dir.empty() || c.state_dir[0] != '/')
         return fail("\"stateDir\" must be an absolute path");
+    } else if (key == "api") {
+      std::string api;
+      if (!RequireString(v, key, &api, &why)) return fail(why);
+      if (api == "auto") {
+        c.api = Api::kAuto;
+      } else if (api == "stock") {
+        c.api = Api::kStock;
+      } else if (api == "extended") {
+        c.api = Api::kExtended;
+      } else {
+        return fail("\"api\" must be \"auto\", \"stock\" or \"extended\", not \"" + api + "\"");
+      }
     } else {
-      return fail(
-          "unknown key \"" + key +
-          "\" (known: socket, nodeSockets, socketTemplate, mode, timeouts, logFile, stateDir)");
+      return fail("unknown key \"" + key +
+                  "\" (known: socket, nodeSockets, socketTemplate, mode, timeouts, logFile, "
+                  "stateDir, api)");
     }
   }
   *config = std::move(c);
@@ -149,6 +161,18 @@ bool LoadConfig(const std::string& path, Config* config, std::string* err) {
   std::stringstream text;
   text << in.rdbuf();
   return ParseConfig(text.str(), path, config, err);
+}
+
+const char* ApiName(Api api) {
+  switch (api) {
+    case Api::kStock:
+      return "stock";
+    case Api::kExtended:
+      return "extended";
+    case Api::kAuto:
+      break;
+  }
+  return "auto";
 }
 
 std::string ConfigPath() {

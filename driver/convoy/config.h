@@ -10,8 +10,14 @@
 //     "mode": "attach",                               // or "mount" (mount-only)
 //     "timeouts": {"connect": "5s", "request": "2m", "waitforattach": "2m"},
 //     "logFile": "/var/log/convoy-flexvolume.log",    // empty: syslog
-//     "stateDir": "/var/lib/convoy-flexvolume"
+//     "stateDir": "/var/lib/convoy-flexvolume",
+//     "api": "auto"                                   // or "stock" | "extended"
 //   }
+//
+// `api` says which Convoy the daemons are: "stock" (v0.5.2 as released),
+// "extended" (with the Kubernetes extensions FSType, ReadWrite, BindMount,
+// ReMount and EBS take-over), or "auto": asked of each daemon once per
+// daemon start (see DaemonApi in convoy_driver.h).
 #include <chrono>
 #include <map>
 #include <string>
@@ -22,6 +28,10 @@ inline constexpr const char* kDefaultConfigPath = "/etc/convoy-flexvolume/config
 inline constexpr const char* kConfigEnv = "CONVOY_FLEXVOLUME_CONFIG";
 
 enum class Mode { kAttach, kMountOnly };
+
+enum class Api { kAuto, kStock, kExtended };
+
+const char* ApiName(Api api);
 
 struct Timeouts {
   std::chrono::milliseconds connect{5000};
@@ -37,6 +47,7 @@ struct Config {
   Timeouts timeouts;
   std::string log_file;
   std::string state_dir = "/var/lib/convoy-flexvolume";
+  Api api = Api::kAuto;
 
   // The daemon that serves `node`: nodeSockets, then socketTemplate, then
   // `socket`. Returns false with *err when the node name cannot be put in a

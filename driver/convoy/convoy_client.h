@@ -28,7 +28,8 @@ struct VolumeInfo {
   std::string FsType() const;
 };
 
-// VolumeCreateRequest (always Verbose) with the Kubernetes FSType extension.
+// VolumeCreateRequest (always Verbose) with the Kubernetes FSType extension
+// (sent only with `extensions`: a stock daemon ignores it anyway).
 struct CreateRequest {
   std::string name;
   std::string driver_name;
@@ -37,9 +38,11 @@ struct CreateRequest {
   std::string fs_type;
   int64_t size = 0;
   int64_t iops = 0;
+  bool extensions = true;
 };
 
-// VolumeMountRequest with the Kubernetes extensions of DESIGN.md §6.1.
+// VolumeMountRequest with the Kubernetes extensions of DESIGN.md §6.1
+// (sent only with `extensions`; without, exactly what the v0.5.2 CLI sends).
 struct MountRequest {
   std::string volume_name;
   std::string mount_point;
@@ -47,6 +50,13 @@ struct MountRequest {
   std::string fs_type;
   std::string bind_mount;  // "" | "bind" (vfs)
   bool remount = false;
+  bool extensions = true;
+};
+
+// What a daemon's answer to ConvoyClient::ProbeApi showed.
+struct ApiProbe {
+  enum class Kind { kUnknown, kStock, kExtended } kind = Kind::kUnknown;
+  std::string evidence;  // the answer, for the log
 };
 
 // A failed request: `status` is the HTTP status, or 0 when no answer came
@@ -82,6 +92,16 @@ class ConvoyClient {
   virtual void Umount(const std::string& name) = 0;
   // DELETE /v1/volumes/: false when the daemon does not know the volume (404).
   virtual bool Delete(const std::string& name, bool reference_only) = 0;
+
+  // Whether the daemon has the Kubernetes extensions, from a request that
+  // changes nothing on either: POST /v1/volumes/mount with no volume name and
+  // a number for ReadWrite. A daemon that knows ReadWrite refuses the number
+  // ("json: cannot unmarshal number into ... ReadWrite ..."); stock v0.5.2
+  // ignores the unknown key and answers "volume  doesn't exist".
+  virtual ApiProbe ProbeApi() = 0;
+  // Names this run of the daemon: changes when it restarts (the socket is
+  // made anew at each start). Empty when it cannot be told.
+  virtual std::string DaemonInstance() const = 0;
 };
 
 // Makes the client for the daemon at a socket path.

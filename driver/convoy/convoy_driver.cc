@@ -1,7 +1,9 @@
 #include "driver/convoy/convoy_driver.h"
 
+#include <sys/mount.h>
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <thread>
 
@@ -40,6 +42,43 @@ std::string Canonical(const std::string& path) {
   return ec ? path : p.string();
 }
 
+// A record key for any text (a path, a daemon): FNV-1a 64 in hex, stable
+// across builds; the record keeps the text itself to rule out a collision.
+std::string KeyOf(const std::string& text) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+std::string StockFsRefusal(const VolumeSpec& spec) {
+  return "kubernetes.io/fsType asks for " + spec.fs_type +
+         ", but stock Convoy v0.5.2 formats EBS volumes as ext4 only and ignores the request; "
+         "use ext4, or a Convoy daemon with the Kubernetes extensions (api: extended)";
+}
+
+// Stock v0.5.2's vfs driver refuses any caller-chosen mount point.
+bool IsStockVfsRefusal(const ConvoyError& e) {
+  return e.status() == 400 && std::string(e.what()).find(
+                                  "VFS doesn't support specified mount point") != std::string::npos;
+}
+
+// The cloud refused an attach because another instance has the volume.
+bool IsAttachedElsewhere(const ConvoyError& e) {
+  const std::string text = e.what();
+  return text.find("VolumeInUse") != std::string::npos ||
+         text.find("already attached") != std::string::npos;
+}
+
+// The daemon no longer knows the volume (Convoy's 400 for mount/umount).
+bool IsNoSuchVolume(const ConvoyError& e) {
+  return e.status() == 400 && std::string(e.what()).find("doesn't exist") != std::string::npos;
+}
+
 }  // namespace
 
 void SystemClock::SleepFor(std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }
@@ -54,7 +93,62 @@ ConvoyDriver::ConvoyDriver(Config config, std::string config_error, DriverDeps d
       config_error_(std::move(config_error)),
       deps_(deps),
       names_(config_.state_dir + "/names"),
-      volume_ids_(config_.state_dir + "/ebs-volume-ids") {}
+      volume_ids_(config_.state_dir + "/ebs-volume-ids"),
+      daemon_apis_(config_.state_dir + "/daemon-api"),
+      bind_mounts_(config_.state_dir + "/bind-mounts") {}
+
+Api ConvoyDriver::ApiOf(ConvoyClient& client) {
+  if (config_.api != Api::kAuto) return config_.api;
+  const std::string endpoint = client.Endpoint();
+  if (auto it = apis_.find(endpoint); it != apis_.end()) return it->second;
+  const std::string instance = client.DaemonInstance();
+  if (!instance.empty()) {
+    if (auto cached = daemon_apis_.Get({KeyOf(endpoint)})) {
+      // "<endpoint>\n<instance> <api>": valid only for this run of the daemon.
+      const std::string want = endpoint + "\n" + instance + " ";
+      if (cached->rfind(want, 0) == 0) {
+        const std::string name = cached->substr(want.size());
+        if (name == "stock" || name == "extended") {
+          return apis_[endpoint] = name == "stock" ? Api::kStock : Api::kExtended;
+        }
+      }
+    }
+  }
+  const ApiProbe probe = client.ProbeApi();
+  if (probe.kind == ApiProbe::Kind::kUnknown) {
+    flexvolume::Log().warn(
+        "{}: cannot tell stock Convoy from one with the Kubernetes extensions ({}); assuming the "
+        "extensions until a mount shows otherwise",
+        endpoint, probe.evidence);
+    return apis_[endpoint] = Api::kExtended;
+  }
+  const Api api = probe.kind == ApiProbe::Kind::kStock ? Api::kStock : Api::kExtended;
+  RememberApi(client, api, probe.evidence);
+  return api;
+}
+
+void ConvoyDriver::RememberApi(ConvoyClient& client, Api api, const std::string& why) {
+  const std::string endpoint = client.Endpoint();
+  apis_[endpoint] = api;
+  flexvolume::Log().info(
+      "{} is {} (api auto, kept until the daemon restarts): {}", endpoint,
+      api == Api::kStock ? "stock Convoy v0.5.2" : "Convoy with the Kubernetes extensions", why);
+  const std::string instance = client.DaemonInstance();
+  if (instance.empty()) return;
+  std::string err;
+  if (!daemon_apis_.Put({KeyOf(endpoint)}, endpoint + "\n" + instance + " " + ApiName(api), &err)) {
+    flexvolume::Log().warn("{}: cannot keep its API in {}: {}", endpoint, config_.state_dir, err);
+  }
+}
+
+std::optional<std::string> ConvoyDriver::BindMountAt(const std::string& dir) const {
+  const std::string path = Canonical(dir);
+  auto record = bind_mounts_.Get({KeyOf(path)});
+  if (!record) return std::nullopt;
+  const size_t nl = record->find('\n');
+  if (nl == std::string::npos || record->substr(nl + 1) != path) return std::nullopt;
+  return record->substr(0, nl);
+}
 
 DriverStatus ConvoyDriver::Init() {
   if (!config_error_.empty()) return Fail(config_error_);
@@ -92,7 +186,11 @@ bool ConvoyDriver::IsMountPoint(const std::string& dir) {
 VolumeInfo ConvoyDriver::EnsureAttached(ConvoyClient& client, const VolumeSpec& spec,
                                         bool* created) {
   *created = false;
+  const Api api = spec.driver == "ebs" ? ApiOf(client) : Api::kExtended;
+  if (api == Api::kStock && spec.fs_type_requested && spec.fs_type != "ext4")
+    throw std::runtime_error(StockFsRefusal(spec));
   CreateRequest req;
+  req.extensions = api != Api::kStock;
   req.name = spec.name;
   req.driver_name = spec.driver;
   req.driver_volume_id = spec.volume_id;
@@ -125,7 +223,17 @@ VolumeInfo ConvoyDriver::EnsureAttached(ConvoyClient& client, const VolumeSpec& 
     // Another call attached it meanwhile (kubelet and the controller may
     // overlap): take what is there rather than fail.
     auto raced = e.answered() ? client.Inspect(spec.name) : std::nullopt;
-    if (!raced || !raced->IsAttached()) throw;
+    if (!raced || !raced->IsAttached()) {
+      if (api == Api::kStock && IsAttachedElsewhere(e)) {
+        throw std::runtime_error(
+            std::string(e.what()) +
+            "; stock Convoy v0.5.2 cannot take over an EBS volume attached to another instance "
+            "(it has no detach-before-attach): detach it from that instance first (drain its "
+            "node, or aws ec2 detach-volume once the instance is stopped), or run a Convoy daemon "
+            "with the Kubernetes extensions (api: extended)");
+      }
+      throw;
+    }
     info = *raced;
   }
   if (auto id = info.driver_info.find("EBSVolumeID");
@@ -212,6 +320,11 @@ DriverStatus ConvoyDriver::IsAttached(const Options& opts, const std::string& no
 
 void ConvoyDriver::EnsureMounted(ConvoyClient& client, const VolumeSpec& spec,
                                  const std::string& dir) {
+  const bool vfs = spec.driver == "vfs";
+  Api api = ApiOf(client);
+  if (!vfs && api == Api::kStock && spec.fs_type_requested && spec.fs_type != "ext4")
+    throw std::runtime_error(StockFsRefusal(spec));
+  bool mounted_by_daemon = false;
   if (auto info = client.Inspect(spec.name)) {
     // Never mount a filesystem other than the one the PV asks for.
     if (spec.fs_type_requested && !info->FsType().empty() && info->FsType() != spec.fs_type) {
@@ -219,27 +332,128 @@ void ConvoyDriver::EnsureMounted(ConvoyClient& client, const VolumeSpec& spec,
                                ", but kubernetes.io/fsType asks for " + spec.fs_type +
                                "; it is never reformatted");
     }
-    if (!info->mount_point.empty() && Canonical(info->mount_point) == Canonical(dir) &&
-        IsMountPoint(dir)) {
-      return;
-    }
+    mounted_by_daemon = !info->mount_point.empty() &&
+                        Canonical(info->mount_point) == Canonical(dir) && IsMountPoint(dir);
   }
-  MountRequest req;
-  req.volume_name = spec.name;
-  req.mount_point = dir;
-  req.read_write = spec.read_only ? "ro" : "rw";
-  req.fs_type = spec.fs_type_requested ? spec.fs_type : "";
-  if (spec.driver == "vfs") {
+  bool mounted_now = false;
+  if (vfs && api == Api::kExtended && !mounted_by_daemon) {
+    MountRequest req;
+    req.volume_name = spec.name;
+    req.mount_point = dir;
+    req.read_write = spec.read_only ? "ro" : "rw";
     // A VFS volume is a directory: bind it, and allow a new mount point when
     // the shared metadata still names another node's (failover).
     req.bind_mount = "bind";
     req.remount = true;
+    try {
+      client.Mount(req);
+      mounted_now = true;
+    } catch (const ConvoyError& e) {
+      if (config_.api != Api::kAuto || !IsStockVfsRefusal(e)) throw;
+      RememberApi(client, Api::kStock,
+                  std::string("its vfs driver refused a caller's mount point: ") + e.what());
+      api = Api::kStock;
+    }
   }
-  client.Mount(req);
-  if (!IsMountPoint(dir)) {
-    throw std::runtime_error(client.Endpoint() + " reported volume " + spec.name + " mounted at " +
-                             dir + ", but nothing is mounted there");
+  if (vfs && api == Api::kStock) {
+    mounted_now = MountStockVfs(client, spec, dir);
+  } else if (!vfs) {
+    if (!mounted_by_daemon) {
+      MountRequest req;
+      req.volume_name = spec.name;
+      req.mount_point = dir;
+      req.read_write = spec.read_only ? "ro" : "rw";
+      req.fs_type = spec.fs_type_requested ? spec.fs_type : "";
+      req.extensions = api != Api::kStock;
+      client.Mount(req);
+      mounted_now = true;
+    }
+    // Stock Convoy ignores ReadWrite: the driver makes the mount read-only.
+    if (api == Api::kStock && spec.read_only && IsMountPoint(dir)) RemountReadOnly(dir);
   }
+  const std::string difference = MountDifference(client, spec, dir);
+  if (difference.empty()) return;
+  if (mounted_now && IsMountPoint(dir)) {
+    // Leave no mount that is not what was asked (a writable one above all).
+    try {
+      UnmountAt(client, dir);
+    } catch (const std::exception& e) {
+      flexvolume::Log().warn("mount {} at {}: undoing the wrong mount: {}", spec.name, dir,
+                             e.what());
+    }
+  }
+  throw std::runtime_error(difference);
+}
+
+bool ConvoyDriver::MountStockVfs(ConvoyClient& client, const VolumeSpec& spec,
+                                 const std::string& dir) {
+  const std::string path = Canonical(dir);
+  std::string err;
+  auto found = deps_.mounter->FindMount(dir, &err);
+  if (!err.empty()) throw std::runtime_error(err);
+  if (found) {
+    auto owner = BindMountAt(dir);
+    if (owner != spec.name) {
+      throw std::runtime_error("something else is mounted there" +
+                               (owner ? " (vfs volume " + *owner + ")" : std::string()));
+    }
+    if (spec.read_only && !found->read_only) RemountReadOnly(dir);
+    return false;
+  }
+  // v0.5.2: no mount point; the daemon records and returns the volume's own
+  // directory.
+  MountRequest req;
+  req.volume_name = spec.name;
+  req.extensions = false;
+  std::string source = client.Mount(req);
+  while (!source.empty() && (source.back() == '\n' || source.back() == ' ')) source.pop_back();
+  if (source.empty() || source[0] != '/') {
+    throw std::runtime_error(client.Endpoint() + " mounted vfs volume " + spec.name +
+                             " but answered " + Quoted(source) + " instead of its directory");
+  }
+  if (!bind_mounts_.Put({KeyOf(path)}, spec.name + "\n" + path, &err))
+    throw std::runtime_error(err);
+  if (!deps_.mounter->Mount(source, dir, "", MS_BIND, "", &err)) {
+    bind_mounts_.Erase({KeyOf(path)});
+    try {
+      client.Umount(spec.name);
+    } catch (const std::exception& e) {
+      flexvolume::Log().warn("mount {}: umount after a failed bind mount: {}", spec.name, e.what());
+    }
+    throw std::runtime_error("bind-mount of the volume's directory: " + err);
+  }
+  if (spec.read_only) RemountReadOnly(dir);
+  return true;
+}
+
+void ConvoyDriver::RemountReadOnly(const std::string& dir) {
+  std::string err;
+  // Per mount (MS_BIND): read-only here whatever else shares the filesystem.
+  if (!deps_.mounter->Mount("", dir, "", MS_REMOUNT | MS_BIND | MS_RDONLY, "", &err))
+    throw std::runtime_error("remount read-only: " + err);
+}
+
+std::string ConvoyDriver::MountDifference(ConvoyClient& client, const VolumeSpec& spec,
+                                          const std::string& dir) {
+  std::string err;
+  auto found = deps_.mounter->FindMount(dir, &err);
+  if (!err.empty()) throw std::runtime_error(err);
+  if (!found) {
+    return client.Endpoint() + " reported volume " + spec.name + " mounted at " + dir +
+           ", but nothing is mounted there";
+  }
+  std::string difference;
+  if (spec.read_only && !found->read_only) {
+    difference = "it is mounted read-write (" + found->options +
+                 "), but kubernetes.io/readwrite asks for ro";
+  }
+  // A vfs bind mount shows the filesystem under the vfs path: not the volume's.
+  if (spec.driver != "vfs" && spec.fs_type_requested && found->fstype != spec.fs_type) {
+    if (!difference.empty()) difference += "; ";
+    difference += "it is mounted as " + found->fstype + ", but kubernetes.io/fsType asks for " +
+                  spec.fs_type + "; it is never reformatted";
+  }
+  return difference.empty() ? "" : "volume " + spec.name + " at " + dir + ": " + difference;
 }
 
 DriverStatus ConvoyDriver::MountDevice(const std::string& dir, const std::string& device,
@@ -270,8 +484,25 @@ DriverStatus ConvoyDriver::MountDevice(const std::string& dir, const std::string
 std::vector<std::string> ConvoyDriver::UnmountAt(ConvoyClient& client, const std::string& dir) {
   std::vector<std::string> unmounted;
   const std::string target = Canonical(dir);
+  if (auto own = BindMountAt(dir)) {
+    // The driver's own bind mount (stock VFS): it unmounts it itself, then
+    // tells the daemon, but only when it did unmount something now: a mount
+    // lost with a crash is no reason to clear a marker another node may hold.
+    if (IsMountPoint(dir)) {
+      std::string err;
+      if (!deps_.mounter->Unmount(dir, &err)) throw std::runtime_error(err);
+      try {
+        client.Umount(*own);
+      } catch (const ConvoyError& e) {
+        if (!IsNoSuchVolume(e)) throw;
+      }
+    }
+    bind_mounts_.Erase({KeyOf(target)});
+    unmounted.push_back(*own);
+  }
   for (const auto& [name, info] : client.List()) {
     if (info.mount_point.empty() || Canonical(info.mount_point) != target) continue;
+    if (!unmounted.empty() && unmounted.front() == name) continue;
     client.Umount(name);
     unmounted.push_back(name);
   }
@@ -316,6 +547,14 @@ DriverStatus ConvoyDriver::Detach(const std::string& volume_name, const std::str
       // the new node's mount, and Convoy refuses to drop even a reference
       // to a mounted volume. Keeping the reference holds nothing here.
       names_.Erase({NodeKey(node), volume_name});
+      if (Canonical(info->mount_point) == Canonical(info->Device())) {
+        // A v0.5.2 mount records the volume's own directory: it names no
+        // node and no path, only that someone (Docker, `convoy mount`, this
+        // driver with a stock daemon on some node) has it mounted.
+        return Succeed("vfs volume " + name + " is marked mounted (its own directory " +
+                       info->mount_point +
+                       ", as stock Convoy records any mount); its reference on " + node + " stays");
+      }
       return Succeed("vfs volume " + name + " is mounted at " + info->mount_point +
                      "; its reference on " + node + " stays");
     }

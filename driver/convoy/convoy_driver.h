@@ -12,8 +12,25 @@
 //   mount/unmount Not supported: kubelet bind-mounts the global path
 // Mount-only mode ("mode": "mount"; attach:false): mount does create-or-adopt
 // and mounts at the pod dir on the local daemon; unmount unmounts and detaches.
+//
+// Which Convoy (config `api`): with the Kubernetes extensions the daemon
+// mounts where asked (VFS by bind mount), read-only when asked, formats the
+// fsType asked and takes an EBS volume over from a stopped instance. Stock
+// v0.5.2 does none of it, so the driver does what it can itself: VFS is
+// mounted the v0.5.2 way (the daemon only records the volume's own
+// directory) and the driver bind-mounts that directory at kubelet's path,
+// remembering it in stateDir/bind-mounts; read-only is a remount by the
+// driver; an xfs request and a take-over are Failures that say why. In
+// `auto` each daemon is asked once per daemon start (ConvoyClient::ProbeApi),
+// the answer kept in stateDir/daemon-api; a VFS mount refused with stock's
+// "VFS doesn't support specified mount point" also settles it.
+// Whatever the API, every mount is checked afterwards (mounted at the path,
+// read-only when asked, the fsType asked) and a difference is a Failure.
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "driver/convoy/clock.h"
 #include "driver/convoy/config.h"
@@ -65,18 +82,34 @@ class ConvoyDriver final : public flexvolume::Driver {
   // Creates or adopts the volume on `client`'s daemon and returns it with
   // its device; *created says whether this call attached it.
   VolumeInfo EnsureAttached(ConvoyClient& client, const VolumeSpec& spec, bool* created);
-  // Mounts the volume at `dir` unless it already is; fails when the daemon
-  // says yes but nothing is mounted there.
+  // Mounts the volume at `dir` unless it already is, then checks the result
+  // (see MountDifference).
   void EnsureMounted(ConvoyClient& client, const VolumeSpec& spec, const std::string& dir);
-  // Unmounts every Convoy volume mounted at `dir`; returns their names.
+  // Stock VFS: the v0.5.2 mount, then the driver's own bind mount of the
+  // volume's directory at `dir`. Returns whether this call mounted it.
+  bool MountStockVfs(ConvoyClient& client, const VolumeSpec& spec, const std::string& dir);
+  void RemountReadOnly(const std::string& dir);
+  // How `dir` differs from what `spec` asks (mounted, ro, fsType); "" if not.
+  std::string MountDifference(ConvoyClient& client, const VolumeSpec& spec, const std::string& dir);
+  // Unmounts every Convoy volume mounted at `dir`: the driver's own bind
+  // mount first, then what the daemon reports there; returns their names.
   std::vector<std::string> UnmountAt(ConvoyClient& client, const std::string& dir);
   bool IsMountPoint(const std::string& dir);
+  // The API of `client`'s daemon: the config's, or in auto what the daemon
+  // answered (cached per daemon start).
+  Api ApiOf(ConvoyClient& client);
+  void RememberApi(ConvoyClient& client, Api api, const std::string& why);
+  // The volume the driver itself bind-mounted at `dir`, if any.
+  std::optional<std::string> BindMountAt(const std::string& dir) const;
 
   Config config_;
   std::string config_error_;
   DriverDeps deps_;
-  RecordStore names_;       // (node, PV name) -> Convoy name, when `name` chose it
-  RecordStore volume_ids_;  // Convoy name -> EBS volume id
+  RecordStore names_;                // (node, PV name) -> Convoy name, when `name` chose it
+  RecordStore volume_ids_;           // Convoy name -> EBS volume id
+  RecordStore daemon_apis_;          // daemon -> "<DaemonInstance> <stock|extended>"
+  RecordStore bind_mounts_;          // mount path -> "<volume>\n<path>" (stock VFS)
+  std::map<std::string, Api> apis_;  // per daemon, settled in this call
 };
 
 }  // namespace convoy_flexvolume

@@ -1,5 +1,7 @@
 #include "driver/convoy/convoy_http_client.h"
 
+#include <sys/stat.h>
+
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -96,10 +98,11 @@ HttpReply ConvoyHttpClient::Call(const std::string& method, const std::string& p
 }
 
 VolumeInfo ConvoyHttpClient::Create(const CreateRequest& r) {
-  json body = {{"Name", r.name},      {"DriverName", r.driver_name},
-               {"Size", r.size},      {"DriverVolumeID", r.driver_volume_id},
-               {"Type", r.type},      {"IOPS", r.iops},
-               {"FSType", r.fs_type}, {"Verbose", true}};
+  json body = {{"Name", r.name}, {"DriverName", r.driver_name},
+               {"Size", r.size}, {"DriverVolumeID", r.driver_volume_id},
+               {"Type", r.type}, {"IOPS", r.iops},
+               {"Verbose", true}};
+  if (r.extensions) body["FSType"] = r.fs_type;
   HttpReply reply = Call("POST", "/v1/volumes/create", body.dump(), false);
   try {
     return ParseVolumeResponse(reply.body);
@@ -138,13 +141,13 @@ std::map<std::string, VolumeInfo> ConvoyHttpClient::List() {
 }
 
 std::string ConvoyHttpClient::Mount(const MountRequest& r) {
-  json body = {{"VolumeName", r.volume_name},
-               {"MountPoint", r.mount_point},
-               {"ReadWrite", r.read_write},
-               {"FSType", r.fs_type},
-               {"BindMount", r.bind_mount},
-               {"ReMount", r.remount},
-               {"Verbose", false}};
+  json body = {{"VolumeName", r.volume_name}, {"MountPoint", r.mount_point}, {"Verbose", false}};
+  if (r.extensions) {
+    body["ReadWrite"] = r.read_write;
+    body["FSType"] = r.fs_type;
+    body["BindMount"] = r.bind_mount;
+    body["ReMount"] = r.remount;
+  }
   // Non-verbose: the reply is the mount point as plain text.
   return Call("POST", "/v1/volumes/mount", body.dump(), false).body;
 }
@@ -158,6 +161,33 @@ bool ConvoyHttpClient::Delete(const std::string& name, bool reference_only) {
       Call("DELETE", "/v1/volumes/",
            json{{"VolumeName", name}, {"ReferenceOnly", reference_only}}.dump(), false, true);
   return !IsVolumeNotFound(reply);
+}
+
+ApiProbe ConvoyHttpClient::ProbeApi() {
+  const std::string what =
+      Endpoint() + ": POST /v1/volumes/mount {\"VolumeName\":\"\",\"ReadWrite\":0}";
+  HttpReply reply;
+  try {
+    reply = http_.Request("POST", "/v1/volumes/mount", R"({"VolumeName":"","ReadWrite":0})");
+  } catch (const HttpTransportError& e) {
+    throw ConvoyError(what + ": " + e.what(), 0);
+  }
+  ApiProbe probe;
+  probe.evidence = what + " answered " + std::to_string(reply.status) + " " + ShownBody(reply.body);
+  if (reply.status == 400 && reply.body.find("ReadWrite") != std::string::npos &&
+      reply.body.find("cannot unmarshal") != std::string::npos) {
+    probe.kind = ApiProbe::Kind::kExtended;
+  } else if (reply.status == 400 && reply.body.rfind("volume  doesn't exist", 0) == 0) {
+    probe.kind = ApiProbe::Kind::kStock;
+  }
+  return probe;
+}
+
+std::string ConvoyHttpClient::DaemonInstance() const {
+  struct stat st {};
+  if (::stat(http_.socket_path().c_str(), &st) != 0) return "";
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
 }
 
 }  // namespace convoy_flexvolume

@@ -24,6 +24,8 @@ class ConvoyHttpClient final : public ConvoyClient {
   std::string Mount(const MountRequest& request) override;
   void Umount(const std::string& name) override;
   bool Delete(const std::string& name, bool reference_only) override;
+  ApiProbe ProbeApi() override;
+  std::string DaemonInstance() const override;
 
  private:
   // Sends the request; a reply with status >= 400 or no reply at all becomes

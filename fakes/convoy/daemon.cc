@@ -241,8 +241,7 @@ std::string ConvoyDaemon::VolumeResponse(const std::string& name, const VolumeDr
 }
 
 template <typename Answer>
-Response ConvoyDaemon::WithVolume(const std::string& name, MissingVolume missing,
-                                  Answer&& answer) {
+Response ConvoyDaemon::WithVolume(const std::string& name, MissingVolume missing, Answer&& answer) {
   CheckName(name);
   NameLocks::Guard guard(volume_locks_, name);
   VolumeDriver* driver = FindVolume(name);
@@ -251,8 +250,8 @@ Response ConvoyDaemon::WithVolume(const std::string& name, MissingVolume missing
 }
 
 template <typename Answer>
-Response ConvoyDaemon::WithSnapshotVolume(const std::string& snapshot,
-                                          const std::string& unindexed, Answer&& answer) {
+Response ConvoyDaemon::WithSnapshotVolume(const std::string& snapshot, const std::string& unindexed,
+                                          Answer&& answer) {
   CheckName(snapshot);
   std::string volume = VolumeOfSnapshot(snapshot);
   if (volume.empty()) throw ConvoyError(unindexed + snapshot);
@@ -325,7 +324,8 @@ Response ConvoyDaemon::VolumeList(const http::Request& request) {
     // Names are global: with several drivers, the first that lists a name has it.
     std::map<std::string, std::pair<const VolumeDriver*, const VolumeListing*>> all;
     for (const auto& [driver, volumes] : listed) {
-      for (const auto& [name, listing] : volumes) all.emplace(name, std::pair(driver, listing.get()));
+      for (const auto& [name, listing] : volumes)
+        all.emplace(name, std::pair(driver, listing.get()));
     }
     for (const auto& [name, entry] : all) append(name, *entry.first, *entry.second);
   }
@@ -354,7 +354,7 @@ std::string ConvoyDaemon::CreateVolume(CreateRequest request, const std::string&
 }
 
 Response ConvoyDaemon::VolumeCreate(const std::string& body) {
-  GoValues req = Decode(body, api::kVolumeCreate);
+  GoValues req = Decode(body, config_.stock ? api::kVolumeCreateStock : api::kVolumeCreate);
   std::string name = req.String("Name");
   if (name.empty()) name = GenerateName("volume");
   NameLocks::Guard guard(volume_locks_, name);
@@ -395,22 +395,22 @@ Response ConvoyDaemon::VolumeCreate(const std::string& body) {
 }
 
 Response ConvoyDaemon::VolumeMount(const std::string& body) {
-  GoValues req = Decode(body, api::kVolumeMount);
-  return WithVolume(
-      req.String("VolumeName"), VolumeDoesNotExist,
-      [&](const std::string& name, VolumeDriver& driver) {
-        std::string mount_point = driver.Mount({.name = name,
-                                                .mount_point = req.String("MountPoint"),
-                                                .read_write = req.String("ReadWrite"),
-                                                .bind_mount = req.String("BindMount"),
-                                                .remount = req.Bool("ReMount")});
-        spdlog::info("mounted volume {} at {}", name, mount_point);
-        if (!req.Bool("Verbose")) return GoText(mount_point);
-        nlohmann::ordered_json j = {
-            {"Name", name},      {"Driver", ""},          {"MountPoint", mount_point},
-            {"CreatedTime", ""}, {"DriverInfo", nullptr}, {"Snapshots", nullptr}};
-        return GoText(GoIndent(j));
-      });
+  GoValues req = Decode(body, config_.stock ? api::kVolumeMountStock : api::kVolumeMount);
+  return WithVolume(req.String("VolumeName"), VolumeDoesNotExist,
+                    [&](const std::string& name, VolumeDriver& driver) {
+                      std::string mount_point =
+                          driver.Mount({.name = name,
+                                        .mount_point = req.String("MountPoint"),
+                                        .read_write = req.String("ReadWrite"),
+                                        .bind_mount = req.String("BindMount"),
+                                        .remount = req.Bool("ReMount")});
+                      spdlog::info("mounted volume {} at {}", name, mount_point);
+                      if (!req.Bool("Verbose")) return GoText(mount_point);
+                      nlohmann::ordered_json j = {
+                          {"Name", name},      {"Driver", ""},          {"MountPoint", mount_point},
+                          {"CreatedTime", ""}, {"DriverInfo", nullptr}, {"Snapshots", nullptr}};
+                      return GoText(GoIndent(j));
+                    });
 }
 
 Response ConvoyDaemon::VolumeUmount(const std::string& body) {
@@ -479,19 +479,19 @@ Response ConvoyDaemon::SnapshotCreate(const std::string& body) {
 Response ConvoyDaemon::SnapshotInspect(const std::string& body) {
   GoValues req = Decode(body, api::kSnapshotInspect);
   std::string snapshot = req.String("SnapshotName");
-  return WithSnapshotVolume(
-      snapshot, "cannot find volume for snapshot ",
-      [&](const std::string& volume, VolumeDriver& driver) {
-        auto info = driver.SnapshotInfo(snapshot, volume);
-        if (!info) throw NoSuchSnapshot(snapshot, volume);
-        InfoMap volume_info = *driver.VolumeInfo(volume);
-        nlohmann::ordered_json j = {{"Name", snapshot},
-                                    {"VolumeName", volume},
-                                    {"VolumeCreatedAt", volume_info["VolumeCreatedAt"]},
-                                    {"CreatedTime", (*info)["SnapshotCreatedAt"]},
-                                    {"DriverInfo", InfoJson(*info, driver.Name())}};
-        return GoText(GoIndent(j));
-      });
+  return WithSnapshotVolume(snapshot, "cannot find volume for snapshot ",
+                            [&](const std::string& volume, VolumeDriver& driver) {
+                              auto info = driver.SnapshotInfo(snapshot, volume);
+                              if (!info) throw NoSuchSnapshot(snapshot, volume);
+                              InfoMap volume_info = *driver.VolumeInfo(volume);
+                              nlohmann::ordered_json j = {
+                                  {"Name", snapshot},
+                                  {"VolumeName", volume},
+                                  {"VolumeCreatedAt", volume_info["VolumeCreatedAt"]},
+                                  {"CreatedTime", (*info)["SnapshotCreatedAt"]},
+                                  {"DriverInfo", InfoJson(*info, driver.Name())}};
+                              return GoText(GoIndent(j));
+                            });
 }
 
 Response ConvoyDaemon::SnapshotDelete(const std::string& body) {
@@ -510,16 +510,16 @@ Response ConvoyDaemon::SnapshotDelete(const std::string& body) {
 Response ConvoyDaemon::BackupCreate(const std::string& body) {
   GoValues req = Decode(body, api::kBackupCreate);
   std::string snapshot = req.String("SnapshotName");
-  return WithSnapshotVolume(
-      snapshot, "Cannot find volume of snapshot ",
-      [&](const std::string& volume, VolumeDriver& driver) {
-        std::string url = driver.CreateBackup(
-            snapshot, volume, UnescapeBackupUrl(req.String("URL")), req.String("Endpoint"));
-        if (req.Bool("Verbose")) return GoText(GoIndent({{"URL", url}}));
-        auto amp = url.find('&');
-        if (amp != std::string::npos) url.replace(amp, 1, "\\u0026");
-        return GoText(url);
-      });
+  return WithSnapshotVolume(snapshot, "Cannot find volume of snapshot ",
+                            [&](const std::string& volume, VolumeDriver& driver) {
+                              std::string url = driver.CreateBackup(
+                                  snapshot, volume, UnescapeBackupUrl(req.String("URL")),
+                                  req.String("Endpoint"));
+                              if (req.Bool("Verbose")) return GoText(GoIndent({{"URL", url}}));
+                              auto amp = url.find('&');
+                              if (amp != std::string::npos) url.replace(amp, 1, "\\u0026");
+                              return GoText(url);
+                            });
 }
 
 Response ConvoyDaemon::BackupList(const std::string& body) {
@@ -593,7 +593,7 @@ Response ConvoyDaemon::Plugin(const std::string& route, const http::Request& req
       r.backup_url = UnescapeBackupUrl(opts["backup"]);
       r.driver_volume_id = opts["id"];
       r.type = opts["type"];
-      r.fs_type = opts["fstype"];
+      if (!config_.stock) r.fs_type = opts["fstype"];
       std::string driver = opts["driver"].empty() ? config_.drivers.front() : opts["driver"];
       if (FindDriver(driver) == nullptr) throw ConvoyError("Cannot find driver " + driver);
       if (!opts["endpoint"].empty() && r.backup_url.empty()) {

@@ -20,6 +20,9 @@ struct DaemonConfig {
   std::vector<std::string> drivers;  // the first one is the default driver
   bool ignore_docker_delete = false;
   bool create_on_docker_mount = false;
+  // Stock v0.5.2 (`--api stock`): the extension keys of create and mount are
+  // unknown fields, so ignored. Not persisted: it is what the binary is.
+  bool stock = false;
 };
 
 class ConvoyDaemon {

@@ -202,6 +202,16 @@ nlohmann::json EbsDriver::AttachHere(const std::string& volume_id) const {
   nlohmann::json v = Describe(volume_id);
   const nlohmann::json* a = AttachmentOf(v);
   if (a != nullptr && (*a)["InstanceId"] != config_.instance_id) {
+    if (config_.stock) {
+      // v0.5.2 has no detach-before-attach: the cloud refuses the attach.
+      try {
+        Call("AttachVolume", {{"VolumeId", volume_id}, {"InstanceId", config_.instance_id}});
+      } catch (const CloudError& e) {
+        throw ConvoyError(AwsErrorText(e));
+      }
+      throw ConvoyError("attaching " + volume_id + " attached to " +
+                        (*a)["InstanceId"].get<std::string>() + " unexpectedly succeeded");
+    }
     TakeOverFrom(volume_id, (*a)["InstanceId"]);
     v = Describe(volume_id);
     a = AttachmentOf(v);
@@ -336,7 +346,9 @@ void EbsDriver::Create(const CreateRequest& request) {
     // a type, and is used as it is otherwise.
     std::string found = mounter_.ProbeFilesystem(r.loop_device);
     if (!found.empty() && request.fs_type.empty()) r.fs_type = found;
-    Format(r.loop_device, r.fs_type, /*blank_allowed=*/request.backup_url.empty());
+    // v0.5.2 formats only the volumes it created, always as ext4.
+    if (!config_.stock || created_here)
+      Format(r.loop_device, r.fs_type, /*blank_allowed=*/request.backup_url.empty());
     Save(r);
   } catch (...) {
     // Leave nothing half-done: detach what we attached, delete what we made.
@@ -372,7 +384,8 @@ std::string EbsDriver::Mount(const MountRequest& request) {
     mounter_.Unmount(r.mount_point);
   }
   AsConvoyError([&] {
-    MakeDirs(target, 0755);
+    // v0.5.2 creates only its default mount point; PR #161 any.
+    if (!config_.stock || request.mount_point.empty()) MakeDirs(target, 0755);
     MountOptions options;
     options.read_only = request.read_write == "ro";
     mounter_.Mount(r.loop_device, target, mounter_.ProbeFilesystem(r.loop_device), options);
@@ -423,6 +436,10 @@ InfoMap EbsDriver::InfoOf(const Record& r) const {
                   {"EBSVolumeID", r.ebs_id}, {"KmsKeyId", ""},
                   {"VolumeName", r.name},    {"VolumeCreatedAt", r.created_time},
                   {"FSType", r.fs_type},     {"Attached", r.attached ? "true" : "false"}};
+  if (config_.stock) {
+    info.erase("FSType");
+    info.erase("Attached");
+  }
   try {
     nlohmann::json v = Call("DescribeVolumes", {{"VolumeIds", {r.ebs_id}}})["Volumes"][0];
     info["AvailiablityZone"] = v["AvailabilityZone"];
@@ -556,9 +573,9 @@ std::string EbsDriver::BackupUrlOf(const std::string& snapshot_id) const {
 
 InfoMap EbsDriver::SnapshotInfoOf(const Record& r, const SnapshotRecord& s,
                                   const nlohmann::json* described) const {
-  InfoMap info = {{"SnapshotName", s.name},      {"VolumeName", r.name},
-                  {"SnapshotCreatedAt", s.created_time}, {"EBSSnapshotID", s.ebs_id},
-                  {"EBSVolumeID", r.ebs_id},     {"KmsKeyId", ""}};
+  InfoMap info = {
+      {"SnapshotName", s.name},    {"VolumeName", r.name},    {"SnapshotCreatedAt", s.created_time},
+      {"EBSSnapshotID", s.ebs_id}, {"EBSVolumeID", r.ebs_id}, {"KmsKeyId", ""}};
   if (described == nullptr) {
     info["State"] = "removed";  // the EBS snapshot was deleted (a backup delete)
     return info;
@@ -621,11 +638,10 @@ void EbsDriver::CreateSnapshot(const std::string& snapshot, const std::string& v
   }
   nlohmann::json created;
   try {
-    created = Call("CreateSnapshot", {{"VolumeId", r.ebs_id},
-                                      {"Description", "Convoy snapshot"},
-                                      {"Tags",
-                                       {{"ConvoyVolumeName", volume},
-                                        {"ConvoySnapshotName", snapshot}}}});
+    created = Call("CreateSnapshot",
+                   {{"VolumeId", r.ebs_id},
+                    {"Description", "Convoy snapshot"},
+                    {"Tags", {{"ConvoyVolumeName", volume}, {"ConvoySnapshotName", snapshot}}}});
   } catch (const CloudError& e) {
     throw ConvoyError(AwsErrorText(e));
   }

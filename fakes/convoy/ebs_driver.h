@@ -16,6 +16,10 @@
 // attached here gets its device link back and is remounted; one that is not
 // is left unmounted and its record says "Attached": false.
 //
+// `stock` plays v0.5.2's ebs driver instead: no take-over (adopting a volume
+// attached elsewhere fails with the cloud's VolumeInUse), no mkfs of an
+// adopted volume, and no FSType or Attached in the volume's info.
+//
 // Snapshots are EBS snapshots (the filesystem is synced first when the
 // volume is mounted); the volume record keeps Convoy's reference to each,
 // and deleting a Convoy snapshot only drops that reference. A backup of a
@@ -42,6 +46,7 @@ struct EbsConfig {
   std::string default_volume_type = "gp2";
   int64_t wait_timeout_ms = 60000;  // for creating/attaching/detaching
   int64_t busy_grace_ms = 2000;     // before a failover forces a busy detach
+  bool stock = false;               // v0.5.2 as released (see above)
 };
 
 class EbsDriver : public VolumeDriver {

@@ -1,6 +1,7 @@
 #pragma once
 // The request structs of Convoy's api/request.go (no json tags: the JSON key
-// is the Go field name), with the PR #161 extension fields.
+// is the Go field name), with the PR #161 extension fields; the *Stock
+// variants are v0.5.2's own, where those keys are unknown and so ignored.
 #include "fakes/convoy/go_json.h"
 
 namespace flexkit::fakes::convoy::api {
@@ -26,6 +27,22 @@ inline const GoStruct kVolumeMount{"api.VolumeMountRequest",
                                     {"ReadWrite", GoType::kString},
                                     {"BindMount", GoType::kString},
                                     {"ReMount", GoType::kBool}}};
+inline const GoStruct kVolumeCreateStock{"api.VolumeCreateRequest",
+                                         "VolumeCreateRequest",
+                                         {{"Name", GoType::kString},
+                                          {"DriverName", GoType::kString},
+                                          {"Size", GoType::kInt64},
+                                          {"BackupURL", GoType::kString},
+                                          {"Endpoint", GoType::kString},
+                                          {"DriverVolumeID", GoType::kString},
+                                          {"Type", GoType::kString},
+                                          {"IOPS", GoType::kInt64},
+                                          {"PrepareForVM", GoType::kBool},
+                                          {"Verbose", GoType::kBool}}};
+inline const GoStruct kVolumeMountStock{
+    "api.VolumeMountRequest",
+    "VolumeMountRequest",
+    {{"VolumeName", GoType::kString}, {"MountPoint", GoType::kString}, {"Verbose", GoType::kBool}}};
 inline const GoStruct kVolumeUmount{
     "api.VolumeUmountRequest", "VolumeUmountRequest", {{"VolumeName", GoType::kString}}};
 inline const GoStruct kVolumeDelete{

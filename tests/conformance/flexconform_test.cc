@@ -203,4 +203,34 @@ TEST(Flexconform, BundledConvoyPassesEveryApplicableCaseOnTheFake) {
   }
 }
 
+TEST(Flexconform, BundledStockConvoyPassesEveryApplicableCaseAndSkipsTakeOver) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir;
+  flexkit::testing::RunOptions options;
+  options.deadline = std::chrono::seconds(300);
+  // sequence/exhaustive (about a minute) runs in the extended bundled case;
+  // here sequence/random walks the stock daemon's mounts, to keep CI short.
+  std::string skip = "sequence/exhaustive";
+#if defined(__SANITIZE_THREAD__)
+  skip += "|robustness/concurrent-volumes";  // see the extended case above
+#endif
+  std::vector<std::string> argv = {Flexconform(), "--bundled",        "stock",
+                                   "--json",      dir.Join("r.json"), "--run-root",
+                                   dir.path(),    "--skip",           skip};
+  auto r = RunProcess(argv, options);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto doc = ReadJson(dir.Join("r.json"));
+  int passed = 0, take_over_skips = 0;
+  for (const auto& c : doc["cases"]) {
+    EXPECT_TRUE(c["verdict"] == "PASS" || c["verdict"] == "SKIP")
+        << c["name"] << ": " << c["reason"];
+    passed += c["verdict"] == "PASS";
+    if (c["verdict"] == "SKIP" &&
+        c["reason"].get<std::string>().find("cannot take an EBS volume over") != std::string::npos)
+      ++take_over_skips;
+  }
+  EXPECT_GT(passed, 25);
+  EXPECT_EQ(take_over_skips, 3) << "the crash-reschedule cases name what stock cannot do";
+}
+
 }  // namespace

@@ -71,7 +71,10 @@ std::vector<std::string> GeneratedNames(const std::string& body) {
   return out;
 }
 
-class FakesGoldenReplay : public ::testing::Test {
+// The recording is of stock v0.5.2 and sends no extension field, so both
+// personalities of convoy-fake must reproduce it: `--api stock` (v0.5.2 as
+// released) and the default `--api extended` (v0.5.2 plus the extensions).
+class FakesGoldenReplay : public ::testing::TestWithParam<std::string> {
  protected:
   // {base} and the recording's generated names (mapped to ours as responses
   // reveal them) replaced by this run's.
@@ -92,11 +95,18 @@ class FakesGoldenReplay : public ::testing::Test {
   std::vector<std::string> DaemonArgs(const std::string& instance) const {
     std::string dir = instance == "B" ? "/b" : instance == "C" ? "/c" : "";
     std::vector<std::string> args = {
-        ConvoyFakeBinary(), "daemon",
-        "--socket",         base_.path() + dir + "/convoy.sock",
-        "--state-dir",      base_.path() + dir + "/root",
-        "--drivers",        "vfs",
-        "--vfs-path",       base_.path() + dir + (instance == "A2" ? "/vfs-other" : "/vfs")};
+        ConvoyFakeBinary(),
+        "daemon",
+        "--socket",
+        base_.path() + dir + "/convoy.sock",
+        "--state-dir",
+        base_.path() + dir + "/root",
+        "--drivers",
+        "vfs",
+        "--vfs-path",
+        base_.path() + dir + (instance == "A2" ? "/vfs-other" : "/vfs"),
+        "--api",
+        GetParam()};
     if (instance == "A2") args.push_back("--create-on-docker-mount");
     if (instance == "C") {
       args.push_back("--create-on-docker-mount");
@@ -134,7 +144,7 @@ class FakesGoldenReplay : public ::testing::Test {
   flexkit::testing::TempDir base_{"cf-golden"};
 };
 
-TEST_F(FakesGoldenReplay, EveryRecordedExchangeIsReproduced) {
+TEST_P(FakesGoldenReplay, EveryRecordedExchangeIsReproduced) {
   std::map<int, std::vector<json>> gaps;
   for (auto& g : json::parse(std::ifstream(DataFile("golden_gaps.json")))) {
     gaps[g["before"].get<int>()].push_back(g);
@@ -200,6 +210,71 @@ TEST_F(FakesGoldenReplay, EveryRecordedExchangeIsReproduced) {
   }
   EXPECT_GT(exchanges, 150);
 }
+
+INSTANTIATE_TEST_SUITE_P(Api, FakesGoldenReplay, ::testing::Values("stock", "extended"),
+                         [](const auto& p) { return p.param; });
+
+// What the recording cannot show because it sends no extension key, from
+// convoy-api.md §1.4/§2.3 (unknown keys are ignored; vfs refuses any caller
+// mount point): the same requests, with the extension keys, answered by
+// stock and by extended. The stock texts are the recorded ones
+// (mount_caller_mountpoint_vfs, mount_empty_name, create_plain, mount_vol1).
+class FakesStockVersusExtended : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    daemon_ = std::make_unique<FakeProcess>(std::vector<std::string>{
+        ConvoyFakeBinary(), "daemon", "--socket", Socket(), "--state-dir", base_.path() + "/root",
+        "--drivers", "vfs", "--vfs-path", base_.path() + "/vfs", "--api", GetParam()});
+  }
+  std::string Socket() const { return base_.path() + "/convoy.sock"; }
+  RawResponse Post(const std::string& path, const json& body) {
+    HttpConnection c(Socket());
+    return c.Request("POST", path, body.dump());
+  }
+  bool stock() const { return GetParam() == "stock"; }
+  flexkit::testing::TempDir base_{"cf-api"};
+  std::unique_ptr<FakeProcess> daemon_;
+};
+
+TEST_P(FakesStockVersusExtended, ExtensionKeysAreIgnoredByStockOnly) {
+  RawResponse created = Post("/v1/volumes/create", {{"Name", "vol1"}, {"FSType", "xfs"}});
+  EXPECT_EQ(200, created.status) << created.body;
+  EXPECT_EQ("vol1", created.body);
+
+  // The probe the driver's `api: auto` sends.
+  RawResponse probe = Post("/v1/volumes/mount", {{"VolumeName", ""}, {"ReadWrite", 0}});
+  EXPECT_EQ(400, probe.status);
+  EXPECT_EQ(stock() ? "volume  doesn't exist\n"
+                    : "json: cannot unmarshal number into Go struct field "
+                      "VolumeMountRequest.ReadWrite of type string\n",
+            probe.body);
+
+  // A caller's mount point with BindMount: stock refuses it as recorded.
+  const std::string target = base_.path() + "/mnt";
+  RawResponse bind = Post("/v1/volumes/mount", {{"VolumeName", "vol1"},
+                                                {"MountPoint", target},
+                                                {"BindMount", "bind"},
+                                                {"ReadWrite", "ro"},
+                                                {"ReMount", true}});
+  if (stock()) {
+    EXPECT_EQ(400, bind.status);
+    EXPECT_EQ("VFS doesn't support specified mount point\n", bind.body);
+  } else if (flexkit::testing::IsRoot()) {
+    EXPECT_EQ(200, bind.status) << bind.body;
+    EXPECT_EQ(target, bind.body);
+    EXPECT_EQ(200, Post("/v1/volumes/umount", {{"VolumeName", "vol1"}}).status);
+  }
+
+  // ReadWrite ro without a mount point: stock's plain v0.5.2 mount.
+  if (stock()) {
+    RawResponse ro = Post("/v1/volumes/mount", {{"VolumeName", "vol1"}, {"ReadWrite", "ro"}});
+    EXPECT_EQ(200, ro.status);
+    EXPECT_EQ(base_.path() + "/vfs/vol1", ro.body);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Api, FakesStockVersusExtended, ::testing::Values("stock", "extended"),
+                         [](const auto& p) { return p.param; });
 
 }  // namespace
 }  // namespace flexkit::fakes::testing

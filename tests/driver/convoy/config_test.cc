@@ -21,6 +21,7 @@ TEST(Config, MissingFileMeansDefaults) {
   ASSERT_TRUE(LoadConfig("/nonexistent/config.json", &c, &err)) << err;
   EXPECT_EQ(c.socket, "/var/run/convoy/convoy.sock");
   EXPECT_EQ(c.mode, Mode::kAttach);
+  EXPECT_EQ(c.api, Api::kAuto);
   EXPECT_LT(c.timeouts.wait_for_attach, std::chrono::minutes(10));
 }
 
@@ -30,7 +31,7 @@ TEST(Config, ParsesEveryKey) {
   ASSERT_TRUE(ParseConfig(R"({"socket":"/s.sock","nodeSockets":{"n1":"/n1.sock"},
       "socketTemplate":"/run/{node}.sock","mode":"mount",
       "timeouts":{"connect":"250ms","request":"3s","waitforattach":"2m"},
-      "logFile":"/var/log/c.log","stateDir":"/var/lib/c"})",
+      "logFile":"/var/log/c.log","stateDir":"/var/lib/c","api":"stock"})",
                           "cfg", &c, &err))
       << err;
   EXPECT_EQ(c.socket, "/s.sock");
@@ -39,6 +40,7 @@ TEST(Config, ParsesEveryKey) {
   EXPECT_EQ(c.timeouts.request, std::chrono::seconds(3));
   EXPECT_EQ(c.timeouts.wait_for_attach, std::chrono::minutes(2));
   EXPECT_EQ(c.log_file, "/var/log/c.log");
+  EXPECT_EQ(c.api, Api::kStock);
   std::string socket;
   ASSERT_TRUE(c.SocketForNode("n1", &socket, &err));
   EXPECT_EQ(socket, "/n1.sock");
@@ -72,6 +74,7 @@ TEST(Config, InvalidConfigNamesTheFileAndTheProblem) {
       {R"({"timeouts":{"waitforattach":"10m"}})", "under kubelet's 10m"},
       {R"({"socketTemplate":"/run/convoy.sock"})", "must contain {node}"},
       {R"({"nodeSockets":{"a":1}})", "nodeSockets.a"},
+      {R"({"api":"v0.5.2"})", "\"api\" must be \"auto\", \"stock\" or \"extended\""},
   };
   for (const auto& c : cases) {
     Config config;

@@ -69,6 +69,7 @@ class ConvoyDriverTest : public ::testing::Test {
     config.socket_template = "/run/convoy/{node}.sock";
     config.state_dir = state.path();
     config.timeouts.wait_for_attach = std::chrono::seconds(5);
+    config.api = Api::kExtended;  // the API-mode tests set their own
   }
   ConvoyDriver Driver(std::string config_error = "") {
     return ConvoyDriver(config, config_error,
@@ -84,8 +85,8 @@ class ConvoyDriverTest : public ::testing::Test {
         .WillOnce(Return(Ebs(name, "/dev/xvdf")));
   }
   // Makes `dir` a mount point in the fake mount table.
-  void Mounted(const std::string& dir) {
-    mounter.mounts.push_back({"/dev/xvdf", dir, "ext4", "rw", false});
+  void Mounted(const std::string& dir, const std::string& fstype = "ext4", bool ro = false) {
+    mounter.mounts.push_back({"/dev/xvdf", dir, fstype, ro ? "ro" : "rw", ro});
   }
 
   flexkit::testing::TempDir state;
@@ -339,7 +340,7 @@ TEST_F(ConvoyDriverTest, MountDeviceMountsWithReadOnlyAndFsType) {
                                  Field(&MountRequest::fs_type, "xfs"),
                                  Field(&MountRequest::bind_mount, ""))))
       .WillOnce([&](const MountRequest&) {
-        Mounted("/g/pv-1");
+        Mounted("/g/pv-1", "xfs", /*ro=*/true);
         return std::string("/g/pv-1");
       });
   DriverStatus s = Driver().MountDevice(
@@ -533,6 +534,247 @@ TEST_F(ConvoyDriverTest, ThroughDispatchSecretsNeverReachTheMessage) {
   EXPECT_TRUE(s.IsFailure());
   EXPECT_THAT(s.message, ::testing::Not(HasSubstr("hunter2pw")));
   EXPECT_THAT(s.message, HasSubstr("<redacted>"));
+}
+
+// --- API modes: stock Convoy v0.5.2, the extensions, and auto ---
+//
+// The daemon answers below are the recorded ones (tests/data/fakes/
+// convoy-v0.5.2): stock's vfs mount answers the volume's own directory and
+// refuses a caller's mount point with a 400; stock ebs mounts where asked
+// but ignores ReadWrite; the cloud's VolumeInUse comes back as Convoy's
+// "AWS Error:" text.
+
+constexpr const char* kStockVfsRefusal =
+    "convoy at /run/convoy/local.sock: POST /v1/volumes/mount: 400 VFS doesn't support specified "
+    "mount point";
+
+ApiProbe Probed(ApiProbe::Kind kind) { return ApiProbe{kind, "probe answer"}; }
+
+MATCHER(IsStockMount, "a v0.5.2 mount request (no mount point, no extensions)") {
+  return arg.mount_point.empty() && !arg.extensions;
+}
+
+class ApiModeTest : public ConvoyDriverTest {
+ protected:
+  // A stock vfs daemon: mounting records and returns the volume's directory.
+  void ExpectStockVfsMount(MockConvoyClient& daemon) {
+    EXPECT_CALL(daemon, Mount(IsStockMount())).WillOnce(Return(std::string("/vfs/pv-1")));
+  }
+  const flexvolume::MountEntry* Top(const std::string& dir) const {
+    for (auto it = mounter.mounts.rbegin(); it != mounter.mounts.rend(); ++it)
+      if (it->target == dir) return &*it;
+    return nullptr;
+  }
+};
+
+TEST_F(ApiModeTest, AutoAsksEachDaemonOnceAndKeepsTheAnswerUntilItRestarts) {
+  config.api = Api::kAuto;
+  auto& local = clients.At(kLocal);
+  std::string instance = "run-1";
+  EXPECT_CALL(local, DaemonInstance()).WillRepeatedly([&] { return instance; });
+  EXPECT_CALL(local, ProbeApi())
+      .WillOnce(Return(Probed(ApiProbe::Kind::kStock)))
+      .WillOnce(Return(Probed(ApiProbe::Kind::kExtended)));
+  EXPECT_CALL(local, Inspect("pv-1")).WillRepeatedly(Return(Vfs("pv-1", "/vfs/pv-1")));
+  ExpectStockVfsMount(local);
+  const Options vfs = Opts({{"convoyDriver", "vfs"}});
+  ASSERT_TRUE(Driver().MountDevice("/g/pv-1", "/vfs/pv-1", vfs).IsSuccess());
+  // A later call (a new process) takes the kept answer: no second probe.
+  ASSERT_TRUE(Driver().MountDevice("/g/pv-1", "/vfs/pv-1", vfs).IsSuccess());
+  // The daemon restarted (maybe upgraded): asked again.
+  instance = "run-2";
+  EXPECT_CALL(local, Mount(Field(&MountRequest::bind_mount, "bind")))
+      .WillOnce([&](const MountRequest&) {
+        Mounted("/g/pv-2");
+        return std::string("/g/pv-2");
+      });
+  EXPECT_TRUE(Driver().MountDevice("/g/pv-2", "/vfs/pv-1", vfs).IsSuccess());
+}
+
+TEST_F(ApiModeTest, AutoFallsBackToStockOnTheVfsMountPointRefusal) {
+  config.api = Api::kAuto;
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, DaemonInstance()).WillRepeatedly(Return("run-1"));
+  EXPECT_CALL(local, ProbeApi()).WillOnce(Return(Probed(ApiProbe::Kind::kUnknown)));
+  EXPECT_CALL(local, Inspect("pv-1")).WillRepeatedly(Return(Vfs("pv-1", "/vfs/pv-1")));
+  {
+    InSequence order;
+    EXPECT_CALL(local, Mount(AllOf(Field(&MountRequest::mount_point, "/g/pv-1"),
+                                   Field(&MountRequest::bind_mount, "bind"))))
+        .WillOnce(Throw(ConvoyError(kStockVfsRefusal, 400)));
+    ExpectStockVfsMount(local);
+  }
+  DriverStatus s = Driver().MountDevice("/g/pv-1", "/vfs/pv-1", Opts({{"convoyDriver", "vfs"}}));
+  ASSERT_TRUE(s.IsSuccess()) << s.message;
+  ASSERT_NE(Top("/g/pv-1"), nullptr);
+  EXPECT_EQ(Top("/g/pv-1")->source, "/vfs/pv-1") << "the volume's directory, bound by the driver";
+  // The fallback was kept: the next call knows the daemon is stock.
+  ExpectStockVfsMount(local);
+  EXPECT_TRUE(
+      Driver().MountDevice("/g/pv-9", "/vfs/pv-1", Opts({{"convoyDriver", "vfs"}})).IsSuccess());
+}
+
+TEST_F(ApiModeTest, ExtendedModeNeverFallsBackOnTheRefusal) {
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, Inspect("pv-1")).WillRepeatedly(Return(Vfs("pv-1", "/vfs/pv-1")));
+  EXPECT_CALL(local, Mount(_)).WillOnce(Throw(ConvoyError(kStockVfsRefusal, 400)));
+  DriverStatus s = Driver().MountDevice("/g/pv-1", "/vfs/pv-1", Opts({{"convoyDriver", "vfs"}}));
+  EXPECT_TRUE(s.IsFailure());
+  EXPECT_THAT(s.message, HasSubstr("VFS doesn't support specified mount point"));
+}
+
+TEST_F(ApiModeTest, StockVfsBindsTheVolumeDirectoryReadOnlyAndUnmountsItItself) {
+  config.api = Api::kStock;
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, Inspect("pv-1")).WillRepeatedly(Return(Vfs("pv-1", "/vfs/pv-1")));
+  ExpectStockVfsMount(local);
+  const Options ro = Opts({{"convoyDriver", "vfs"}, {"kubernetes.io/readwrite", "ro"}});
+  DriverStatus s = Driver().MountDevice("/g/pv-1", "/vfs/pv-1", ro);
+  ASSERT_TRUE(s.IsSuccess()) << s.message;
+  ASSERT_NE(Top("/g/pv-1"), nullptr);
+  EXPECT_TRUE(Top("/g/pv-1")->read_only);
+  // Idempotent: already bound here, no second mount.
+  EXPECT_TRUE(Driver().MountDevice("/g/pv-1", "/vfs/pv-1", ro).IsSuccess());
+
+  // Convoy's record says only "its own directory": the driver finds the
+  // mount from its record and the mount table, unmounts, then tells Convoy.
+  EXPECT_CALL(local, List())
+      .WillOnce(Return(
+          std::map<std::string, VolumeInfo>{{"pv-1", Vfs("pv-1", "/vfs/pv-1", "/vfs/pv-1")}}));
+  EXPECT_CALL(local, Umount("pv-1")).WillOnce([&](const std::string&) {
+    EXPECT_EQ(Top("/g/pv-1"), nullptr) << "the daemon was told before the driver unmounted";
+  });
+  s = Driver().UnmountDevice("/g/pv-1");
+  EXPECT_TRUE(s.IsSuccess()) << s.message;
+  EXPECT_EQ(Top("/g/pv-1"), nullptr);
+}
+
+TEST_F(ApiModeTest, StockVfsMountLostWithACrashIsForgottenWithoutTellingTheDaemon) {
+  // The daemon's mark may be another node's by now (failover): only an
+  // unmount the driver did itself clears it.
+  config.api = Api::kStock;
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, Inspect("pv-1")).WillRepeatedly(Return(Vfs("pv-1", "/vfs/pv-1")));
+  ExpectStockVfsMount(local);
+  ASSERT_TRUE(
+      Driver().MountDevice("/g/pv-1", "/vfs/pv-1", Opts({{"convoyDriver", "vfs"}})).IsSuccess());
+  mounter.mounts.clear();  // the node rebooted
+  EXPECT_CALL(local, List())
+      .WillRepeatedly(Return(
+          std::map<std::string, VolumeInfo>{{"pv-1", Vfs("pv-1", "/vfs/pv-1", "/vfs/pv-1")}}));
+  EXPECT_CALL(local, Umount(_)).Times(0);
+  EXPECT_TRUE(Driver().UnmountDevice("/g/pv-1").IsSuccess());
+  // The record is gone: a foreign mount there now is not taken for ours.
+  Mounted("/g/pv-1");
+  EXPECT_THAT(Driver().UnmountDevice("/g/pv-1").message, HasSubstr("no volume of convoy at"));
+}
+
+TEST_F(ApiModeTest, StockVfsRefusesToStackOnAForeignMount) {
+  config.api = Api::kStock;
+  auto& local = clients.At(kLocal);
+  Mounted("/g/pv-1");
+  EXPECT_CALL(local, Inspect("pv-1")).WillRepeatedly(Return(Vfs("pv-1", "/vfs/pv-1")));
+  DriverStatus s = Driver().MountDevice("/g/pv-1", "/vfs/pv-1", Opts({{"convoyDriver", "vfs"}}));
+  EXPECT_THAT(s.message, HasSubstr("something else is mounted there"));
+}
+
+TEST_F(ApiModeTest, StockEbsReadOnlyIsEnforcedWhenTheDaemonIgnoresIt) {
+  config.api = Api::kStock;
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, Inspect("pv-1")).Times(2).WillRepeatedly(Return(Ebs("pv-1", "/dev/xvdf")));
+  EXPECT_CALL(local, Mount(AllOf(Field(&MountRequest::mount_point, "/g/pv-1"),
+                                 Field(&MountRequest::extensions, false))))
+      .WillOnce([&](const MountRequest&) {
+        Mounted("/g/pv-1");  // stock: read-write whatever ReadWrite said
+        return std::string("/g/pv-1");
+      });
+  DriverStatus s =
+      Driver().MountDevice("/g/pv-1", "/dev/xvdf", Opts({{"kubernetes.io/readwrite", "ro"}}));
+  ASSERT_TRUE(s.IsSuccess()) << s.message;
+  EXPECT_TRUE(Top("/g/pv-1")->read_only);
+}
+
+TEST_F(ApiModeTest, ADaemonThatIgnoresReadOnlyIsAFailureAndLeavesNothingMounted) {
+  // An "extended" daemon that is not: the check after the mount catches it.
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, Inspect("pv-1")).Times(2).WillRepeatedly(Return(Ebs("pv-1", "/dev/xvdf")));
+  EXPECT_CALL(local, Mount(Field(&MountRequest::read_write, "ro")))
+      .WillOnce([&](const MountRequest&) {
+        Mounted("/g/pv-1");
+        return std::string("/g/pv-1");
+      });
+  EXPECT_CALL(local, List())
+      .WillOnce(
+          Return(std::map<std::string, VolumeInfo>{{"pv-1", Ebs("pv-1", "/dev/xvdf", "/g/pv-1")}}));
+  EXPECT_CALL(local, Umount("pv-1")).WillOnce([&](const std::string&) { mounter.mounts.clear(); });
+  DriverStatus s =
+      Driver().MountDevice("/g/pv-1", "/dev/xvdf", Opts({{"kubernetes.io/readwrite", "ro"}}));
+  EXPECT_TRUE(s.IsFailure());
+  EXPECT_THAT(s.message, HasSubstr("it is mounted read-write (rw), but kubernetes.io/readwrite "
+                                   "asks for ro"));
+  EXPECT_TRUE(mounter.mounts.empty());
+}
+
+TEST_F(ApiModeTest, AMountOfAnotherFilesystemThanAskedIsAFailure) {
+  config.api = Api::kStock;
+  auto& local = clients.At(kLocal);
+  EXPECT_CALL(local, Inspect("pv-1")).Times(2).WillRepeatedly(Return(Ebs("pv-1", "/dev/xvdf")));
+  EXPECT_CALL(local, Mount(_)).WillOnce([&](const MountRequest&) {
+    Mounted("/g/pv-1", "xfs");  // an adopted volume: stock mounts what is there
+    return std::string("/g/pv-1");
+  });
+  EXPECT_CALL(local, List())
+      .WillOnce(
+          Return(std::map<std::string, VolumeInfo>{{"pv-1", Ebs("pv-1", "/dev/xvdf", "/g/pv-1")}}));
+  EXPECT_CALL(local, Umount("pv-1")).WillOnce([&](const std::string&) { mounter.mounts.clear(); });
+  DriverStatus s = Driver().MountDevice("/g/pv-1", "/dev/xvdf", Opts());
+  EXPECT_THAT(s.message, HasSubstr("it is mounted as xfs, but kubernetes.io/fsType asks for ext4"));
+}
+
+TEST_F(ApiModeTest, StockRefusesAnXfsRequestBeforeAskingTheDaemon) {
+  config.api = Api::kStock;
+  clients.At(kNodeA);  // strict: no call at all
+  DriverStatus s = Driver().Attach(Opts({{"kubernetes.io/fsType", "xfs"}}), "node-a");
+  EXPECT_TRUE(s.IsFailure());
+  EXPECT_THAT(s.message, HasSubstr("stock Convoy v0.5.2 formats EBS volumes as ext4 only"));
+  EXPECT_CALL(clients.At(kLocal), Inspect("pv-1")).WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
+  s = Driver().MountDevice("/g/pv-1", "/dev/xvdf", Opts({{"kubernetes.io/fsType", "xfs"}}));
+  EXPECT_THAT(s.message, HasSubstr("ext4 only"));
+}
+
+TEST_F(ApiModeTest, StockSendsNoExtensionFieldsOnCreate) {
+  config.api = Api::kStock;
+  auto& a = clients.At(kNodeA);
+  EXPECT_CALL(a, Inspect("pv-1")).WillOnce(Return(std::nullopt));
+  EXPECT_CALL(a, Create(Field(&CreateRequest::extensions, false)))
+      .WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
+  EXPECT_TRUE(Driver().Attach(Opts(), "node-a").IsSuccess());
+}
+
+TEST_F(ApiModeTest, StockTakeOverIsAFailureThatSaysWhatToDo) {
+  config.api = Api::kStock;
+  auto& b = clients.At(kNodeB);
+  EXPECT_CALL(b, Inspect("pv-1")).Times(2).WillRepeatedly(Return(std::nullopt));
+  EXPECT_CALL(b, Create(_))
+      .WillOnce(Throw(ConvoyError(
+          "convoy at /run/convoy/node-b.sock: POST /v1/volumes/create: 400 AWS Error:  VolumeInUse "
+          "vol-0123456789abcdef0 is already attached to an instance",
+          400)));
+  DriverStatus s = Driver().Attach(Opts({{"volumeID", "vol-0123456789abcdef0"}}), "node-b");
+  EXPECT_TRUE(s.IsFailure());
+  EXPECT_THAT(s.message, HasSubstr("VolumeInUse"));
+  EXPECT_THAT(s.message, HasSubstr("stock Convoy v0.5.2 cannot take over an EBS volume"));
+  EXPECT_THAT(s.message, HasSubstr("api: extended"));
+}
+
+TEST_F(ApiModeTest, DetachDoesNotMistakeAStockMountMarkForAnotherNodesMount) {
+  auto& a = clients.At(kNodeA);
+  EXPECT_CALL(a, Inspect("pv-1")).WillOnce(Return(Vfs("pv-1", "/vfs/pv-1", "/vfs/pv-1")));
+  EXPECT_CALL(a, Delete(_, _)).Times(0);
+  DriverStatus s = Driver().Detach("pv-1", "node-a");
+  EXPECT_TRUE(s.IsSuccess());
+  EXPECT_THAT(s.message, HasSubstr("is marked mounted (its own directory /vfs/pv-1"));
+  EXPECT_THAT(s.message, ::testing::Not(HasSubstr("is mounted at")));
 }
 
 }  // namespace

@@ -202,5 +202,54 @@ TEST_F(ConvoyHttpClientTest, OverlongSocketPathIsRefused) {
   }
 }
 
+// The probe's answers as the daemons give them: stock v0.5.2's is recorded
+// (golden step mount_empty_name: the unknown ReadWrite key is ignored), an
+// extended daemon's is Go's decode error for its ReadWrite string field.
+TEST_F(ConvoyHttpClientTest, ProbeTellsStockFromExtendedByTheirAnswers) {
+  {
+    ScriptedServer stock(
+        Socket(), {Reply{ScriptedServer::Http(400, "Bad Request", "volume  doesn't exist\n")}});
+    ApiProbe p = Client().ProbeApi();
+    EXPECT_EQ(p.kind, ApiProbe::Kind::kStock) << p.evidence;
+    EXPECT_THAT(p.evidence, HasSubstr("volume  doesn't exist"));
+    EXPECT_EQ(Body(stock.Requests().at(0)),
+              nlohmann::json::parse(R"({"VolumeName":"","ReadWrite":0})"));
+  }
+  {
+    ScriptedServer extended(
+        Socket(), {Reply{ScriptedServer::Http(400, "Bad Request",
+                                              "json: cannot unmarshal number into Go struct field "
+                                              "VolumeMountRequest.ReadWrite of type string\n")}});
+    EXPECT_EQ(Client().ProbeApi().kind, ApiProbe::Kind::kExtended);
+  }
+  {
+    ScriptedServer other(Socket(), {Reply{ScriptedServer::Http(404, "Not Found", "nope")}});
+    EXPECT_EQ(Client().ProbeApi().kind, ApiProbe::Kind::kUnknown);
+  }
+}
+
+TEST_F(ConvoyHttpClientTest, StockRequestsCarryNoExtensionKeys) {
+  ScriptedServer server(Socket(), {Reply{ScriptedServer::Http(200, "OK", "/vfs/pv-1")}});
+  MountRequest req;
+  req.volume_name = "pv-1";
+  req.extensions = false;
+  EXPECT_EQ(Client().Mount(req), "/vfs/pv-1");
+  EXPECT_EQ(Body(server.Requests().at(0)),
+            nlohmann::json::parse(R"({"VolumeName":"pv-1","MountPoint":"","Verbose":false})"));
+}
+
+TEST_F(ConvoyHttpClientTest, TheDaemonInstanceChangesWhenTheDaemonRestarts) {
+  std::string first, second;
+  {
+    ScriptedServer one(Socket(), {Reply{ScriptedServer::Http(200, "OK", "")}});
+    first = Client().DaemonInstance();
+    EXPECT_EQ(first, Client().DaemonInstance());
+  }
+  ScriptedServer two(Socket(), {Reply{ScriptedServer::Http(200, "OK", "")}});
+  second = Client().DaemonInstance();
+  EXPECT_FALSE(first.empty());
+  EXPECT_NE(first, second);
+}
+
 }  // namespace
 }  // namespace convoy_flexvolume

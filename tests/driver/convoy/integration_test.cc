@@ -86,15 +86,34 @@ class ConvoyDriverIntegration : public ::testing::Test {
   // A host: its instance in the cloud, its daemon in a fresh mount
   // namespace, and the driver's config on it. VFS volumes live in one
   // directory all hosts share, as on NFS.
-  void StartHost(const std::string& host, const std::string& mode = "attach") {
+  // `api`: which Convoy the daemon plays (convoy-fake --api); the driver's
+  // config keeps its default `api: auto`, so it must find out itself.
+  void StartHost(const std::string& host, const std::string& mode = "attach",
+                 const std::string& api = "extended") {
     if (!instances_.count(host))
       instances_[host] = Admin("POST", "/admin/instances", {{"Host", host}})["InstanceId"];
-    daemons_[host] = std::make_unique<FakeProcess>(std::vector<std::string>{
-        "/usr/bin/unshare", "--mount",        "--propagation", "private",
-        ConvoyFakeBinary(), "daemon",         "--socket",      Path(host + ".sock"),
-        "--state-dir",      Path(host),       "--drivers",     "ebs,vfs",
-        "--vfs-path",       Path("vfs"),      "--cloud",       Path("cloud.sock"),
-        "--instance-id",    instances_[host], "--host",        host});
+    daemons_[host] = std::make_unique<FakeProcess>(std::vector<std::string>{"/usr/bin/unshare",
+                                                                            "--mount",
+                                                                            "--propagation",
+                                                                            "private",
+                                                                            ConvoyFakeBinary(),
+                                                                            "daemon",
+                                                                            "--socket",
+                                                                            Path(host + ".sock"),
+                                                                            "--state-dir",
+                                                                            Path(host),
+                                                                            "--drivers",
+                                                                            "ebs,vfs",
+                                                                            "--vfs-path",
+                                                                            Path("vfs"),
+                                                                            "--cloud",
+                                                                            Path("cloud.sock"),
+                                                                            "--instance-id",
+                                                                            instances_[host],
+                                                                            "--host",
+                                                                            host,
+                                                                            "--api",
+                                                                            api});
     std::ofstream(Path(host + ".json")) << json{
         {"socket", Path(host + ".sock")},
         {"socketTemplate", Path("{node}.sock")},
@@ -214,6 +233,10 @@ TEST_F(ConvoyDriverIntegration, VfsAttachModeLifecycle) {
   const std::string g = Global("node-a", "pv-vfs");
   EXPECT_EQ(InHost("node-a", "echo data > " + g + "/f && cat " + g + "/f").out, "data\n");
   TearDownVolume("node-a", "pv-vfs", opts);
+  std::ifstream log(Path("driver.log"));
+  EXPECT_THAT(std::string(std::istreambuf_iterator<char>(log), {}),
+              HasSubstr("is Convoy with the Kubernetes extensions"))
+      << "api auto must find the extensions";
   std::ifstream kept(Path("vfs/pv-vfs/f"));
   std::string content;
   std::getline(kept, content);
@@ -385,6 +408,106 @@ TEST_F(ConvoyDriverIntegration, LargestPossibleOptionValueIsHandled) {
   Reply refused = Driver("node-a", {"attach", Options("pv-big", {{"name", big}}).dump(), "node-a"});
   EXPECT_EQ(refused.status(), "Failure");
   EXPECT_LT(refused.process.out.size(), 512u);
+}
+
+// --- Against stock Convoy v0.5.2 (convoy-fake --api stock) ---
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST_F(ConvoyDriverIntegration, StockVfsAttachModeLifecycle) {
+  StartHost("node-a", "attach", "stock");
+  const json opts = Options("pv-vfs", {{"convoyDriver", "vfs"}});
+  BringUp("node-a", "pv-vfs", opts);
+  const std::string g = Global("node-a", "pv-vfs");
+  // The driver bound the volume's own directory there.
+  EXPECT_EQ(InHost("node-a", "echo data > " + g + "/f && cat " + g + "/f").out, "data\n");
+  EXPECT_EQ(Slurp(Path("vfs/pv-vfs/f")), "data\n");
+  EXPECT_THAT(Slurp(Path("driver.log")), HasSubstr("is stock Convoy v0.5.2"));
+  TearDownVolume("node-a", "pv-vfs", opts);
+  EXPECT_EQ(Slurp(Path("vfs/pv-vfs/f")), "data\n") << "detach (ReferenceOnly) must keep the data";
+}
+
+TEST_F(ConvoyDriverIntegration, StockVfsReadOnlyIsEnforced) {
+  StartHost("node-a", "attach", "stock");
+  const json ro = Options("pv-vro", {{"convoyDriver", "vfs"}, {"kubernetes.io/readwrite", "ro"}});
+  BringUp("node-a", "pv-vro", ro);
+  EXPECT_NE(InHost("node-a", "echo x > " + Global("node-a", "pv-vro") + "/f").exit_code, 0)
+      << "a write to a read-only volume succeeded";
+  TearDownVolume("node-a", "pv-vro", ro);
+}
+
+TEST_F(ConvoyDriverIntegration, StockEbsAttachModeLifecycleWithReadOnlyEnforced) {
+  StartHost("node-a", "attach", "stock");
+  const json rw = Options("pv-se", {{"size", "512Mi"}, {"kubernetes.io/fsType", "ext4"}});
+  const std::string device = BringUp("node-a", "pv-se", rw);
+  auto blkid = flexkit::testing::RunProcess({"/sbin/blkid", "-o", "value", "-s", "TYPE", device});
+  EXPECT_EQ(blkid.out, "ext4\n");
+  const std::string g = Global("node-a", "pv-se");
+  EXPECT_EQ(InHost("node-a", "echo before > " + g + "/f && sync").exit_code, 0);
+  EXPECT_EQ(Driver("node-a", {"unmountdevice", g}).status(), "Success");
+  json ro = rw;
+  ro["kubernetes.io/readwrite"] = "ro";
+  Reply m = Driver("node-a", {"mountdevice", g, device, ro.dump()});
+  ASSERT_EQ(m.status(), "Success") << m.message();
+  EXPECT_NE(InHost("node-a", "echo after > " + g + "/f").exit_code, 0)
+      << "stock Convoy ignores ReadWrite: the driver must make it read-only";
+  EXPECT_EQ(InHost("node-a", "cat " + g + "/f").out, "before\n");
+  TearDownVolume("node-a", "pv-se", ro);
+}
+
+TEST_F(ConvoyDriverIntegration, StockMountOnlyModeLifecycle) {
+  StartHost("node-a", "mount", "stock");
+  for (const json& opts :
+       {Options("pv-m", {{"size", "512Mi"}}), Options("pv-mv", {{"convoyDriver", "vfs"}})}) {
+    const std::string pv = opts["kubernetes.io/pvOrVolumeName"];
+    SCOPED_TRACE(pv);
+    const std::string pod = Path("node-a-kubelet/pods/uid-1/volumes/rancher.io~convoy/" + pv);
+    Prepare("node-a", pod);
+    for (int i = 0; i < 2; ++i) {
+      Reply m = Driver("node-a", {"mount", pod, opts.dump()});
+      EXPECT_EQ(m.status(), "Success") << m.message();
+    }
+    EXPECT_EQ(InHost("node-a", "echo data > " + pod + "/f && cat " + pod + "/f").out, "data\n");
+    for (int i = 0; i < 2; ++i) {
+      Reply u = Driver("node-a", {"unmount", pod});
+      EXPECT_EQ(u.status(), "Success") << u.message();
+    }
+    EXPECT_EQ(InHost("node-a", "ls -A " + pod).out, "") << "unmount must leave the dir empty";
+  }
+  EXPECT_TRUE(Admin("GET", "/admin/state")["Volumes"][0]["Attachments"].empty())
+      << "unmount must detach";
+}
+
+TEST_F(ConvoyDriverIntegration, StockXfsRequestIsAFailureAndCreatesNothing) {
+  StartHost("node-a", "attach", "stock");
+  Reply a = Driver("node-a",
+                   {"attach", Options("pv-x", {{"kubernetes.io/fsType", "xfs"}}).dump(), "node-a"});
+  EXPECT_EQ(a.status(), "Failure");
+  EXPECT_THAT(a.message(), HasSubstr("formats EBS volumes as ext4 only"));
+  EXPECT_TRUE(Admin("GET", "/admin/state")["Volumes"].empty());
+}
+
+TEST_F(ConvoyDriverIntegration, StockTakeOverIsAFailureNotAHang) {
+  StartHost("node-a", "attach", "stock");
+  StartHost("node-b", "attach", "stock");
+  const std::string id = NewEbsVolume();
+  const json opts = Options("pv-t", {{"volumeID", id}});
+  Reply first = Driver("node-a", {"attach", opts.dump(), "node-a"});
+  ASSERT_EQ(first.status(), "Success") << first.message();
+  daemons_["node-a"]->Kill();
+  Admin("POST", "/admin/instances/" + instances_["node-a"] + "/stop");
+  const auto start = std::chrono::steady_clock::now();
+  Reply refused = Driver("node-b", {"attach", opts.dump(), "node-b"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(refused.status(), "Failure");
+  EXPECT_THAT(refused.message(), HasSubstr("cannot take over an EBS volume attached to another"));
+  EXPECT_THAT(refused.message(), HasSubstr("api: extended"));
+  EXPECT_EQ(Admin("GET", "/admin/state")["Volumes"][0]["Attachments"][0]["InstanceId"],
+            instances_["node-a"])
+      << "nothing was taken away from node-a";
 }
 
 }  // namespace

@@ -19,6 +19,8 @@ class MockConvoyClient : public ConvoyClient {
   MOCK_METHOD(std::string, Mount, (const MountRequest&), (override));
   MOCK_METHOD(void, Umount, (const std::string&), (override));
   MOCK_METHOD(bool, Delete, (const std::string&, bool), (override));
+  MOCK_METHOD(ApiProbe, ProbeApi, (), (override));
+  MOCK_METHOD(std::string, DaemonInstance, (), (const, override));
 
  private:
   std::string socket_;
@@ -51,6 +53,8 @@ class MockClientFactory : public ConvoyClientFactory {
     std::string Mount(const MountRequest& r) override { return t_->Mount(r); }
     void Umount(const std::string& n) override { t_->Umount(n); }
     bool Delete(const std::string& n, bool ref) override { return t_->Delete(n, ref); }
+    ApiProbe ProbeApi() override { return t_->ProbeApi(); }
+    std::string DaemonInstance() const override { return t_->DaemonInstance(); }
 
    private:
     MockConvoyClient* t_;
