@@ -337,67 +337,84 @@ TEST(SimulatorFlowsCall, OneCharacterSecretRedactsOnlyWholeValues) {
   EXPECT_EQ(t.find("pin=b"), std::string::npos);
 }
 
-// flexsim run: the kubelet of a scenario, same recorder, same rules.
-class SimulatorFlowsRun : public ::testing::Test {
- protected:
-  void SetUp() override { FLEXKIT_REQUIRE_ROOT(); }
-
-  // Runs a one-pod lifecycle (apply, expect mounted, delete) on node-a with
-  // the recorder and `env`; returns the calls made on node-a (the
-  // controller's attach and detach run on the control plane, unrecorded).
-  std::vector<Recorded> Lifecycle(const std::map<std::string, std::string>& env,
-                                  ProcessResult* result = nullptr) {
-    const std::string scenario = dir_.Join("s.yaml");
-    const std::string record = dir_.Join("record");
-    std::ofstream s(scenario);
-    s << "driver: " << TestDriver("test~recorder") << "\n"
-      << "nodes:\n  - name: node-a\n    env: {RECORD_FILE: " << record;
-    for (const auto& [k, v] : env) s << ", " << k << ": \"" << v << "\"";
-    s << "}\nsteps:\n"
-      << "  - apply: |\n"
-      << "      kind: Pod\n      metadata: {name: web}\n"
-      << "      spec:\n        nodeName: node-a\n"
-      << "        volumes: [{name: data, flexVolume: {driver: test/recorder}}]\n"
-      << "  - expectVolume: {volume: data, mountedFor: [default/web]}\n"
-      << "  - deletePod: web\n"
-      << "  - expectVolume: {volume: data, mountedFor: []}\n";
-    s.close();
-    ProcessResult p = RunProcess({Flexsim(), "run", scenario, "--run-dir", dir_.Join("run")});
-    EXPECT_EQ(p.exit_code, 0) << p.err;
-    if (result != nullptr) *result = p;
-    return ReadRecord(record);
-  }
-
-  flexkit::testing::TempDir dir_{"flexsim-flows-run"};
+// flexsim run: the kubelet of a scenario, same recorder, same rules. Each
+// row is a one-pod lifecycle (apply, expect mounted, delete, expect gone) on
+// node-a; the calls recorded are node-a's (the controller's attach and
+// detach run on the control plane, unrecorded).
+struct RunRow {
+  const char* name;
+  const char* follows;
+  std::map<std::string, std::string> env;
+  std::vector<std::string> calls;
 };
 
-// mounter-defaults.go SetUpAt -> plugin.go getDeviceMountPath: getvolumename
-// between the Not-supported mount and kubelet's bind mount; unmount answered
-// Not supported is unmounter-defaults.go's CleanupMountPoint; unmountdevice
-// of a mount point is called (detacher.go UnmountDevice).
-TEST_F(SimulatorFlowsRun, MountNotSupportedAsksGetVolumeNameBeforeTheBind) {
-  auto calls = Lifecycle({{"REPLY_mount", "notsupported"}, {"REPLY_unmount", "notsupported"}});
-  EXPECT_EQ(Shape(calls),
-            (std::vector<std::string>{"init:-", "getvolumename:-", "waitforattach:-",
-                                      "getvolumename:-", "mountdevice:dir", "mount:dir",
-                                      "getvolumename:-", "unmount:mountpoint", "getvolumename:-",
-                                      "unmountdevice:mountpoint"}));
+void PrintTo(const RunRow& row, std::ostream* os) { *os << row.name; }
+
+class SimulatorFlowsRun : public ::testing::TestWithParam<RunRow> {
+ protected:
+  void SetUp() override { FLEXKIT_REQUIRE_ROOT(); }
+};
+
+TEST_P(SimulatorFlowsRun, FlexsimRunMakesExactlyKubeletsCalls) {
+  const RunRow& row = GetParam();
+  SCOPED_TRACE(std::string(row.name) + " (follows " + row.follows + ")");
+  flexkit::testing::TempDir dir("flexsim-flows-run");
+  const std::string scenario = dir.Join("s.yaml");
+  const std::string record = dir.Join("record");
+  std::ofstream s(scenario);
+  s << "driver: " << TestDriver("test~recorder") << "\n"
+    << "nodes:\n  - name: node-a\n    env: {RECORD_FILE: " << record;
+  for (const auto& [k, v] : row.env) s << ", " << k << ": \"" << v << "\"";
+  s << "}\nsteps:\n"
+    << "  - apply: |\n"
+    << "      kind: Pod\n      metadata: {name: web}\n"
+    << "      spec:\n        nodeName: node-a\n"
+    << "        volumes: [{name: data, flexVolume: {driver: test/recorder}}]\n"
+    << "  - expectVolume: {volume: data, mountedFor: [default/web]}\n"
+    << "  - deletePod: web\n"
+    << "  - expectVolume: {volume: data, mountedFor: []}\n"
+    << "  - expectSettled: true\n";
+  s.close();
+  ProcessResult p = RunProcess({Flexsim(), "run", scenario, "--run-dir", dir.Join("run")});
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(Shape(ReadRecord(record)), row.calls) << p.err;
 }
 
-// unmounter.go TearDownAt: a driver that removes the pod dir itself is fine;
-// detacher.go UnmountDevice: so is one that removes the device mount path.
-TEST_F(SimulatorFlowsRun, DriverRemovingItsDirectoriesIsTolerated) {
-  auto calls = Lifecycle({{"REMOVES_DIR", "1"}});
-  ASSERT_FALSE(calls.empty());
-  EXPECT_EQ(Shape(calls).back(), "unmountdevice:mountpoint");
-}
-
-// A non-attachable driver: mount and unmount only; getvolumename only
-// through the Not-supported fallback (reference §7.2).
-TEST_F(SimulatorFlowsRun, NonAttachableDriverGetsMountAndUnmountOnly) {
-  auto calls = Lifecycle({{"ATTACH", "false"}});
-  EXPECT_EQ(Shape(calls), (std::vector<std::string>{"init:-", "mount:dir", "unmount:mountpoint"}));
-}
+INSTANTIATE_TEST_SUITE_P(
+    SimulatorFlowRunTable, SimulatorFlowsRun,
+    ::testing::Values(
+        RunRow{
+            "AttachableLifecycle",
+            "attacher.go WaitForAttach/MountDevice, mounter.go SetUpAt, unmounter.go "
+            "TearDownAt, detacher.go UnmountDevice; getvolumename via getDeviceMountPath",
+            {},
+            {"init:-", "getvolumename:-", "waitforattach:-", "getvolumename:-", "mountdevice:dir",
+             "mount:dir", "unmount:mountpoint", "getvolumename:-", "unmountdevice:mountpoint"}},
+        RunRow{"MountNotSupportedAsksGetVolumeNameBeforeTheBind",
+               "mounter-defaults.go SetUpAt -> plugin.go getDeviceMountPath; "
+               "unmounter-defaults.go TearDownAt (CleanupMountPoint)",
+               {{"REPLY_mount", "notsupported"}, {"REPLY_unmount", "notsupported"}},
+               {"init:-", "getvolumename:-", "waitforattach:-", "getvolumename:-",
+                "mountdevice:dir", "mount:dir", "getvolumename:-", "unmount:mountpoint",
+                "getvolumename:-", "unmountdevice:mountpoint"}},
+        RunRow{
+            "UnmountDeviceSkippedWhenNotAMountPoint",
+            "detacher.go UnmountDevice: already unmounted, path removed",
+            {{"NO_MOUNT", "1"}, {"REPLY_mount", "notsupported"}},
+            {"init:-", "getvolumename:-", "waitforattach:-", "getvolumename:-", "mountdevice:dir",
+             "mount:dir", "getvolumename:-", "unmount:mountpoint", "getvolumename:-"}},
+        RunRow{
+            "DriverRemovingItsDirectoriesIsTolerated",
+            "unmounter.go TearDownAt / detacher.go UnmountDevice: the driver may remove "
+            "the directory",
+            {{"REMOVES_DIR", "1"}},
+            {"init:-", "getvolumename:-", "waitforattach:-", "getvolumename:-", "mountdevice:dir",
+             "mount:dir", "unmount:mountpoint", "getvolumename:-", "unmountdevice:mountpoint"}},
+        RunRow{"NonAttachableDriverGetsMountAndUnmountOnly",
+               "plugin.go NewFlexVolumePlugin (attach:false: no attacher); reference §7.2",
+               {{"ATTACH", "false"}},
+               {"init:-", "mount:dir", "unmount:mountpoint"}}),
+    [](const ::testing::TestParamInfo<RunRow>& row) { return std::string(row.param.name); });
 
 }  // namespace
 }  // namespace flexkit::sim
