@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "simulator/go_json.h"
 #include "simulator/options_builder.h"
 
 namespace flexkit::sim {
@@ -10,6 +11,32 @@ namespace {
 const std::string kMark = "<redacted>";
 
 bool IsWordByte(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+
+// A JSON string's content with only what JSON requires escaped (jq, most
+// encoders other than Go's, which also escapes <, > and &).
+std::string MinimalJsonEscape(const std::string& raw) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : raw) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20) {
+      out += "\\u00";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -27,6 +54,14 @@ void Redactor::AddSecret(const std::string& key, const std::string& raw) {
   if (raw.empty()) return;
   Register(raw);
   Register(Base64(raw));
+  // As a driver's JSON reply may carry it: escaped inside a JSON string.
+  std::set<std::string> escaped = {MinimalJsonEscape(raw)};
+  for (auto style : {GoEscapeStyle::kBeforeGo122, GoEscapeStyle::kGo122}) {
+    const std::string quoted = GoQuoteString(raw, style);
+    escaped.insert(quoted.substr(1, quoted.size() - 2));
+  }
+  escaped.erase(raw);
+  for (const auto& form : escaped) Register(form);
   if (raw.size() < kMinSubstringBytes) {
     notes_.push_back("secret " + (key.empty() ? std::string("value") : "key \"" + key + "\"") +
                      " is " + std::to_string(raw.size()) + " byte(s), shorter than " +

@@ -1,5 +1,5 @@
 #pragma once
-// Keeps secrets (kubernetes.io/secret/* values, raw and base64) out of
+// Keeps secrets (kubernetes.io/secret/* values, raw, base64 and JSON-escaped) out of
 // transcripts, logs and messages. A value of at least kMinSubstringBytes is
 // replaced by "<redacted>" wherever it occurs. A shorter one would take
 // ordinary text with it ("b" in "kubernetes"), so it is replaced only where
@@ -16,7 +16,8 @@ class Redactor {
  public:
   static constexpr std::size_t kMinSubstringBytes = 6;
 
-  // Registers a secret's raw bytes; its base64 form is registered too.
+  // Registers a secret's raw bytes; its base64 form and its escaped form
+  // inside a JSON string (Go's escaping) are registered too.
   void AddSecret(const std::string& raw);
   // The same, naming the secret's key in ShortSecretNotes().
   void AddSecret(const std::string& key, const std::string& raw);

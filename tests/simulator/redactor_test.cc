@@ -42,6 +42,13 @@ TEST(SimulatorRedactor, SecretContainingAnotherIsRedactedWhole) {
   EXPECT_EQ(r.Apply("x secret-longer y secret"), "x <redacted> y <redacted>");
 }
 
+TEST(SimulatorRedactor, SecretEscapedInADriversJsonReplyIsRedacted) {
+  Redactor r;
+  r.AddSecret("pw", "a\"b\\c<d");
+  EXPECT_EQ(r.Apply(R"({"message":"bad a\"b\\c\u003cd"})"), R"({"message":"bad <redacted>"})");
+  EXPECT_EQ(r.Apply(R"({"message":"bad a\"b\\c<d"})"), R"({"message":"bad <redacted>"})");
+}
+
 TEST(SimulatorRedactor, EmptySecretRegistersNothing) {
   Redactor r;
   r.AddSecret("k", "");
