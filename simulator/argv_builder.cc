@@ -13,48 +13,34 @@ void ArgvBuilder::Require(bool present, const char* verb) const {
 
 Args ArgvBuilder::Init() const { return {"init"}; }
 
-Args ArgvBuilder::GetVolumeName(const std::string& json) const {
-  Require(!profile_->legacy_verbs, "getvolumename");
-  return {"getvolumename", json};
-}
+Args ArgvBuilder::GetVolumeName(const std::string& json) const { return {"getvolumename", json}; }
 
 Args ArgvBuilder::Attach(const std::string& json, const std::string& node) const {
-  if (profile_->legacy_verbs) return {"attach", json};
   return {"attach", json, node};
 }
 
 Args ArgvBuilder::WaitForAttach(const std::string& device, const std::string& json) const {
-  Require(!profile_->legacy_verbs, "waitforattach");
   return {"waitforattach", device, json};
 }
 
 Args ArgvBuilder::IsAttached(const std::string& json, const std::string& node) const {
-  Require(!profile_->legacy_verbs, "isattached");
-  if (profile_->isattached_node_first) return {"isattached", node, json};
   return {"isattached", json, node};
 }
 
 Args ArgvBuilder::MountDevice(const std::string& path, const std::string& device,
                               const std::string& json) const {
-  Require(!profile_->legacy_verbs, "mountdevice");
   return {"mountdevice", path, device, json};
 }
 
-Args ArgvBuilder::Mount(const std::string& dir, const std::string& json,
-                        const std::string& legacy_device) const {
-  if (profile_->legacy_verbs) return {"mount", dir, legacy_device, json};
+Args ArgvBuilder::Mount(const std::string& dir, const std::string& json, const std::string&) const {
   return {"mount", dir, json};
 }
 
 Args ArgvBuilder::Unmount(const std::string& dir) const { return {"unmount", dir}; }
 
-Args ArgvBuilder::UnmountDevice(const std::string& path) const {
-  Require(!profile_->legacy_verbs, "unmountdevice");
-  return {"unmountdevice", path};
-}
+Args ArgvBuilder::UnmountDevice(const std::string& path) const { return {"unmountdevice", path}; }
 
 Args ArgvBuilder::Detach(const std::string& volume_name_or_device, const std::string& node) const {
-  if (profile_->legacy_verbs) return {"detach", volume_name_or_device};
   return {"detach", volume_name_or_device, node};
 }
 

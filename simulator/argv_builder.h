@@ -16,21 +16,21 @@ class ArgvBuilder {
   explicit ArgvBuilder(const VersionProfile& profile) : profile_(&profile) {}
 
   // Each throws std::invalid_argument when the profile has no such verb
-  // (e.g. waitforattach in legacy-1.5, expandfs before 1.13).
+  // (expandvolume and expandfs before 1.13).
   Args Init() const;
   Args GetVolumeName(const std::string& json) const;
-  // legacy-1.5: attach <json> (kubelet, no node name).
   Args Attach(const std::string& json, const std::string& node) const;
   Args WaitForAttach(const std::string& device, const std::string& json) const;
   Args IsAttached(const std::string& json, const std::string& node) const;
   Args MountDevice(const std::string& path, const std::string& device,
                    const std::string& json) const;
-  // legacy-1.5: mount <dir> <device> <json>.
+  // mount <dir> <json>. The third argument is ignored (it was 1.5's
+  // device); kept so that callers passing it still build.
   Args Mount(const std::string& dir, const std::string& json,
              const std::string& legacy_device = "") const;
   Args Unmount(const std::string& dir) const;
   Args UnmountDevice(const std::string& path) const;
-  // legacy-1.5: detach <device>; later: detach <volumeName> <node>.
+  // detach <volumeName> <node>: the PV or inline volume name.
   Args Detach(const std::string& volume_name_or_device, const std::string& node) const;
   Args ExpandVolume(const std::string& json, const std::string& device_mount_path,
                     const std::string& new_size, const std::string& old_size) const;

@@ -127,13 +127,11 @@ std::string CurrentDirectory() {
   return buf.data();
 }
 
-void AppendChunk(ProcessResult& r, Stream stream, const char* data, std::size_t n) {
+void AppendChunk(ProcessResult& r, const char* data, std::size_t n) {
+  if (n == 0) return;
   r.combined.append(data, n);
-  if (!r.chunks.empty() && r.chunks.back().stream == stream) {
-    r.chunks.back().bytes.append(data, n);
-  } else {
-    r.chunks.push_back({stream, std::string(data, n)});
-  }
+  if (r.chunks.empty()) r.chunks.push_back({Stream::kCombined, ""});
+  r.chunks.back().bytes.append(data, n);
 }
 
 void DecodeWaitStatus(int status, ExitStatus& exit) {
@@ -149,7 +147,9 @@ void DecodeWaitStatus(int status, ExitStatus& exit) {
 ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
   ProcessResult result;
   const auto start = Clock::now();
-  Pipe out, err;
+  // One pipe for both fd 1 and fd 2, as os/exec sets up CombinedOutput
+  // (Stdout == Stderr): the bytes arrive in exactly the order kubelet reads.
+  Pipe out;
   std::vector<std::string> env_strings = MergedEnvironment(spec.env_overrides);
   std::vector<const char*> envp;
   for (const auto& e : env_strings) envp.push_back(e.c_str());
@@ -163,9 +163,8 @@ ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
   // 1.81's (context, ec, ...) overload drops `ec` and throws: pass the executor.
   bp::posix::vfork_launcher launcher;
   auto process = launcher(context.get_executor(), ec, spec.executable, spec.args,
-                          bp::process_stdio{nullptr, out.write, err.write}, setup);
+                          bp::process_stdio{nullptr, out.write, out.write}, setup);
   out.CloseWrite();
-  err.CloseWrite();
   exec_error.CloseWrite();
   int child_errno = 0;
   if (!ec && ::read(exec_error.read, &child_errno, sizeof child_errno) == sizeof child_errno) {
@@ -190,73 +189,64 @@ ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
   const auto harness_deadline = start + spec.harness_deadline;
   auto kubelet_deadline =
       spec.kubelet_timeout.count() > 0 ? start + spec.kubelet_timeout : Clock::time_point::max();
-  auto sigkill_at = Clock::time_point::max();
   auto exited_at = Clock::time_point::max();
   bool exited = false;
   std::vector<char> buffer(64 * 1024);
 
   auto kill_group = [&] { ::kill(-pid, SIGKILL); };
-  auto stop_reading = [&] {
-    out.CloseRead();
-    err.CloseRead();
-  };
+  auto stop_reading = [&] { out.CloseRead(); };
 
-  while (!exited || out.read >= 0 || err.read >= 0) {
+  while (!exited || out.read >= 0) {
     auto now = Clock::now();
     if (!exited && now >= kubelet_deadline) {
-      ::kill(pid, SIGTERM);  // kubelet signals the driver only, not its group
+      // cmdWrapper.Stop (k8s.io/utils exec): SIGTERM to the driver only, not
+      // its group. Its SIGKILL 10 s later fires only when ProcessState is
+      // set, i.e. after the driver was reaped: it never reaches a running
+      // driver, and CombinedOutput keeps waiting (the harness deadline).
+      ::kill(pid, SIGTERM);
       result.exit.killed_by_kubelet_timeout = true;
       kubelet_deadline = Clock::time_point::max();
-      sigkill_at = now + spec.kill_grace;
-    }
-    if (!exited && now >= sigkill_at) {
-      ::kill(pid, SIGKILL);
-      sigkill_at = Clock::time_point::max();
     }
     if (now >= harness_deadline && !result.harness_deadline_hit) {
       result.harness_deadline_hit = true;
       kill_group();
       stop_reading();
     }
-    if (exited && now >= exited_at + spec.held_open_grace && (out.read >= 0 || err.read >= 0)) {
+    if (exited && now >= exited_at + spec.held_open_grace && out.read >= 0) {
       result.output_held_open = true;
       kill_group();
       stop_reading();
       break;
     }
-    auto wake = std::min({harness_deadline, kubelet_deadline, sigkill_at,
+    auto wake = std::min({harness_deadline, kubelet_deadline,
                           exited ? exited_at + spec.held_open_grace : Clock::time_point::max()});
     int timeout_ms = -1;
     if (wake != Clock::time_point::max()) {
       auto left = std::chrono::duration_cast<Millis>(wake - now).count() + 1;
       timeout_ms = static_cast<int>(std::max<long>(0, std::min<long>(left, 1000000)));
     }
-    pollfd fds[3] = {
-        {out.read, POLLIN, 0}, {err.read, POLLIN, 0}, {exited ? -1 : pidfd, POLLIN, 0}};
-    int n = ::poll(fds, 3, timeout_ms);
+    pollfd fds[2] = {{out.read, POLLIN, 0}, {exited ? -1 : pidfd, POLLIN, 0}};
+    int n = ::poll(fds, 2, timeout_ms);
     if (n < 0 && errno != EINTR) {
       kill_group();
       throw std::system_error(errno, std::system_category(), "poll driver output");
     }
-    Pipe* pipes[2] = {&out, &err};
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      ssize_t got = ::read(fds[i].fd, buffer.data(), buffer.size());
-      if (got <= 0) {
-        if (got < 0 && errno == EINTR) continue;
-        pipes[i]->CloseRead();
-        continue;
-      }
-      std::size_t room = spec.output_cap - std::min(spec.output_cap, result.combined.size());
-      std::size_t take = std::min<std::size_t>(room, static_cast<std::size_t>(got));
-      AppendChunk(result, i == 0 ? Stream::kStdout : Stream::kStderr, buffer.data(), take);
-      if (take < static_cast<std::size_t>(got)) {
-        result.output_capped = true;
-        kill_group();
-        stop_reading();
+    if (fds[0].fd >= 0 && fds[0].revents != 0) {
+      ssize_t got = ::read(fds[0].fd, buffer.data(), buffer.size());
+      if (got == 0 || (got < 0 && errno != EINTR)) {
+        out.CloseRead();
+      } else if (got > 0) {
+        std::size_t room = spec.output_cap - std::min(spec.output_cap, result.combined.size());
+        std::size_t take = std::min<std::size_t>(room, static_cast<std::size_t>(got));
+        AppendChunk(result, buffer.data(), take);
+        if (take < static_cast<std::size_t>(got)) {
+          result.output_capped = true;
+          kill_group();
+          stop_reading();
+        }
       }
     }
-    if (!exited && fds[2].revents != 0) {
+    if (!exited && fds[1].revents != 0) {
       int status = 0;
       if (::waitpid(pid, &status, 0) == pid) {
         DecodeWaitStatus(status, result.exit);

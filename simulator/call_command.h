@@ -1,7 +1,8 @@
 #pragma once
 // `flexsim call`: one verb, built and judged as kubelet would, run on a
 // throwaway node (its own mount namespace) so nothing the driver mounts
-// outlives the call.
+// outlives the call; with what kubelet's FlexVolume plugin does around it
+// (skips, the other driver calls it makes, fallbacks, directory removal).
 #include <map>
 #include <optional>
 #include <string>
@@ -28,8 +29,9 @@ struct CallCommand {
 };
 
 // Prints the call's record as JSON on stdout. Returns the process exit code:
-// 0 success or Not supported, 1 failure or decode error, 3 the harness had
-// to step in (would hang kubelet, output cap).
+// 0 the kubelet operation succeeded (a Not supported whose fallback did
+// included), 1 it failed, 3 the harness had to step in (would hang kubelet,
+// output cap).
 int RunCallCommand(CallCommand command);
 
 // "<plugindir>/vendor~drv/drv" -> "vendor/drv" (reference §1.1).

@@ -87,15 +87,13 @@ std::vector<std::string> AttachDetachController::Reconcile() {
         ResolvedVolume r = cluster_.Resolve(pod, v);
         auto plugin = prober_->Find(r.spec.driver);
         if (!plugin || !plugin->capabilities.attach) continue;
-        if (!profile_.legacy_verbs) {
-          // The desired-state populator computes the unique name: getvolumename.
-          CallResult g = prober_->Call(
-              *plugin, ArgvBuilder(profile_).GetVolumeName(OptionsJson(profile_, r.spec, nullptr)),
-              Redactor());
-          if (!g.ok() && !g.not_supported()) {
-            record("getvolumename for " + r.spec.name + " failed: " + g.verdict.error);
-            continue;
-          }
+        // The desired-state populator computes the unique name: getvolumename.
+        CallResult g = prober_->Call(
+            *plugin, ArgvBuilder(profile_).GetVolumeName(OptionsJson(profile_, r.spec, nullptr)),
+            Redactor());
+        if (!g.ok() && !g.not_supported()) {
+          record("getvolumename for " + r.spec.name + " failed: " + g.verdict.error);
+          continue;
         }
         std::string unique = profile_.plugin_name_prefix + r.spec.driver + "/" + r.spec.name;
         desired[{unique, pod.node}] = {r.spec, plugin};

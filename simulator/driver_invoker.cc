@@ -27,7 +27,6 @@ CallResult DriverInvoker::Call(Node& node, const std::string& component,
   spec.env_overrides = node.env();
   spec.mount_namespace_fd = node.mount_namespace_fd();
   if (verb == "waitforattach") spec.kubelet_timeout = settings_.waitforattach_timeout;
-  spec.kill_grace = settings_.kill_grace;
   spec.harness_deadline = settings_.harness_deadline;
   spec.held_open_grace = settings_.held_open_grace;
   spec.output_cap = settings_.output_cap;
@@ -37,7 +36,15 @@ CallResult DriverInvoker::Call(Node& node, const std::string& component,
   auto after = Snapshot(node);
 
   CallResult result;
-  if (process.harness_deadline_hit) {
+  if (process.harness_deadline_hit && process.exit.killed_by_kubelet_timeout) {
+    result.harness_problem =
+        "would hang kubelet: " + verb + " ignored kubelet's SIGTERM at its " +
+        std::to_string(settings_.waitforattach_timeout.count()) +
+        " ms timeout and was still running after " +
+        std::to_string(settings_.harness_deadline.count()) +
+        " ms; kubelet never sends SIGKILL (k8s.io/utils exec cmdWrapper.Stop) and waits for "
+        "it forever; process group killed";
+  } else if (process.harness_deadline_hit) {
     result.harness_problem = "would hang kubelet: " + verb + " still running after " +
                              std::to_string(settings_.harness_deadline.count()) +
                              " ms (kubelet has no timeout for it); process group killed";

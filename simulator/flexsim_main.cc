@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
   auto* call = app.add_subcommand("call", "call one verb as kubelet does, on a throwaway node");
   flexkit::sim::CallCommand cc;
   std::vector<std::string> options, secrets, env;
-  double timeout = 60, waitforattach_timeout = 600, kill_grace = 10;
+  double timeout = 60, waitforattach_timeout = 600;
   std::int64_t fs_group = -1;
   bool pv = false;
   cc.volume.name = "vol1";
@@ -140,8 +140,7 @@ int main(int argc, char** argv) {
       ->required();
   call->add_option("--node", cc.node, "node name (attach, isattached, detach)")
       ->capture_default_str();
-  call->add_option("--profile", cc.profile, "legacy-1.5, 1.6, 1.7, 1.15 or current")
-      ->capture_default_str();
+  call->add_option("--profile", cc.profile, "1.7, 1.15 or current")->capture_default_str();
   call->add_option("verb", cc.verb, "the verb")->required();
   call->add_option("args", cc.args, "the verb's non-JSON arguments");
   call->add_option("--volume-name", cc.volume.name, "spec.Name(): PV or inline volume name")
@@ -161,8 +160,6 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   call->add_option("--waitforattach-timeout", waitforattach_timeout,
                    "kubelet's waitforattach timeout in seconds")
-      ->capture_default_str();
-  call->add_option("--kill-grace", kill_grace, "seconds between SIGTERM and SIGKILL")
       ->capture_default_str();
   call->add_option("--output-cap", cc.settings.output_cap, "bytes of output kept")
       ->capture_default_str();
@@ -250,7 +247,6 @@ int main(int argc, char** argv) {
       if (fs_group >= 0) cc.pod.fs_group = fs_group;
       cc.settings.harness_deadline = Seconds(timeout);
       cc.settings.waitforattach_timeout = Seconds(waitforattach_timeout);
-      cc.settings.kill_grace = Seconds(kill_grace);
       return flexkit::sim::RunCallCommand(cc);
     }
     if (run->parsed() || apply->parsed()) {

@@ -44,7 +44,11 @@ std::string Kubelet::PodVolumeDir(const Pod& pod, const PodVolume& volume) const
 
 Redactor Kubelet::SecretRedactor(const std::map<std::string, std::string>& secret) const {
   Redactor r;
-  for (const auto& [k, v] : secret) r.AddSecret(v);
+  for (const auto& [k, v] : secret) r.AddSecret(k, v);
+  for (const auto& note : r.ShortSecretNotes()) {
+    transcript_.AddEvent("secret too short to redact safely",
+                         {{"node", node_.name()}, {"note", note}});
+  }
   return r;
 }
 
@@ -141,7 +145,6 @@ void Kubelet::SetUp(const Pod& pod, const PodVolume& volume) {
     return prober_->Call(*plugin, args, redactor);
   };
   auto get_volume_name = [&] {
-    if (profile_.legacy_verbs) return;
     CallResult r = call(argv.GetVolumeName(json));
     if (!r.ok() && !r.not_supported()) {
       throw OperationError("GetVolumeName", spec.name, r.verdict.error);
@@ -152,7 +155,7 @@ void Kubelet::SetUp(const Pod& pod, const PodVolume& volume) {
     get_volume_name();
     status.volumes_in_use.insert(state.unique_name);  // reported before mounting
     std::string device_path;
-    if (!status.controller_managed_attach || profile_.legacy_verbs) {
+    if (!status.controller_managed_attach) {
       if (!state.attached_by_kubelet) {
         CallResult r = call(argv.Attach(json, node_.name()));
         if (!r.ok() && !r.not_supported())
@@ -171,25 +174,21 @@ void Kubelet::SetUp(const Pod& pod, const PodVolume& volume) {
       }
       device_path = attached->second;
     }
-    if (profile_.legacy_verbs) {
-      state.device = device_path;
-    } else {
-      CallResult w = call(argv.WaitForAttach(device_path, json));
-      if (!w.ok() && !w.not_supported())
-        throw OperationError("WaitForAttach", spec.name, w.verdict.error);
-      state.device = w.ok() ? w.verdict.status->device : device_path;
+    CallResult w = call(argv.WaitForAttach(device_path, json));
+    if (!w.ok() && !w.not_supported())
+      throw OperationError("WaitForAttach", spec.name, w.verdict.error);
+    state.device = w.ok() ? w.verdict.status->device : device_path;
 
-      get_volume_name();
-      const std::string global = paths.DeviceMountPath(spec.name);
-      if (!(m.PathExists(global) && m.IsMountPoint(global))) {  // "mount only once"
-        m.MakeDirs(global, 0750);
-        CallResult md = call(argv.MountDevice(global, state.device, json));
-        if (md.not_supported()) {
-          if (!state.device.empty())
-            m.FormatAndMount(state.device, global, spec.fs_type, spec.read_only);
-        } else if (!md.ok()) {
-          throw OperationError("MountDevice", spec.name, md.verdict.error);
-        }
+    get_volume_name();  // GetDeviceMountPath (plugin.go getDeviceMountPath)
+    const std::string global = paths.DeviceMountPath(spec.name);
+    if (!(m.PathExists(global) && m.IsMountPoint(global))) {  // "mount only once"
+      m.MakeDirs(global, 0750);
+      CallResult md = call(argv.MountDevice(global, state.device, json));
+      if (md.not_supported()) {
+        if (!state.device.empty())
+          m.FormatAndMount(state.device, global, spec.fs_type, spec.read_only);
+      } else if (!md.ok()) {
+        throw OperationError("MountDevice", spec.name, md.verdict.error);
       }
     }
     state.device_mounted = true;
@@ -226,6 +225,10 @@ void Kubelet::SetUp(const Pod& pod, const PodVolume& volume) {
   CallResult r = call(argv.Mount(dir, mount_json, state.device), redactor);
   try {
     if (r.not_supported()) {
+      // mounter-defaults.go SetUpAt: the bind source comes from
+      // getDeviceMountPath, which runs getvolumename (options without pod
+      // keys) first; its failure fails the mount.
+      get_volume_name();
       // Bind the global path, then remount read-only if asked.
       const std::string global = paths.DeviceMountPath(spec.name);
       m.Mount(global, dir, "", MS_BIND, "");
@@ -275,29 +278,28 @@ void Kubelet::TearDownDevice(VolumeState& state) {
   if (!plugin) throw OperationError("UnmountDevice", state.spec.name, "no volume plugin matched");
   ArgvBuilder argv(profile_);
   const std::string json = OptionsJson(profile_, state.spec, nullptr);
-  if (!profile_.legacy_verbs) {
-    CallResult g = prober_->Call(*plugin, argv.GetVolumeName(json), Redactor());
-    if (!g.ok() && !g.not_supported())
-      throw OperationError("GetVolumeName", state.spec.name, g.verdict.error);
-    const std::string global =
-        KubeletPaths(node_.kubelet_root(), state.spec.driver).DeviceMountPath(state.spec.name);
-    // Skipped when missing or not a mount point ("already unmounted").
-    if (m.PathExists(global) && m.IsMountPoint(global)) {
-      CallResult r = prober_->Call(*plugin, argv.UnmountDevice(global), Redactor());
-      if (r.not_supported()) {
-        m.Unmount(global);
-      } else if (!r.ok()) {
-        throw OperationError("UnmountDevice", state.spec.name, r.verdict.error);
-      }
+  // operation_generator GenerateUnmountDeviceFunc: GetDeviceMountPath first.
+  CallResult g = prober_->Call(*plugin, argv.GetVolumeName(json), Redactor());
+  if (!g.ok() && !g.not_supported())
+    throw OperationError("GetVolumeName", state.spec.name, g.verdict.error);
+  const std::string global =
+      KubeletPaths(node_.kubelet_root(), state.spec.driver).DeviceMountPath(state.spec.name);
+  // detacher.go UnmountDevice: skipped when missing or not a mount point
+  // ("already unmounted"), then the path is removed.
+  if (m.PathExists(global) && m.IsMountPoint(global)) {
+    CallResult r = prober_->Call(*plugin, argv.UnmountDevice(global), Redactor());
+    if (r.not_supported()) {
+      m.Unmount(global);
+    } else if (!r.ok()) {
+      throw OperationError("UnmountDevice", state.spec.name, r.verdict.error);
     }
-    if (m.PathExists(global)) m.RemoveDir(global);
   }
+  if (m.PathExists(global)) m.RemoveDir(global);
   state.device_mounted = false;
   NodeStatus& status = cluster_.node_status[node_.name()];
-  if (!status.controller_managed_attach || profile_.legacy_verbs) {
+  if (!status.controller_managed_attach) {
     // kubelet-managed: detach right away, no volumesInUse check.
-    const std::string target = profile_.legacy_verbs ? state.device : state.spec.name;
-    CallResult d = prober_->Call(*plugin, argv.Detach(target, node_.name()), Redactor());
+    CallResult d = prober_->Call(*plugin, argv.Detach(state.spec.name, node_.name()), Redactor());
     if (!d.ok() && !d.not_supported())
       throw OperationError("DetachVolume", state.spec.name, d.verdict.error);
     status.volumes_attached.erase(state.unique_name);

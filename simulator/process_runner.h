@@ -1,9 +1,9 @@
 #pragma once
 // Running one driver process the way kubelet's os/exec does (stdin
 // /dev/null, environment and working directory inherited, stdout and stderr
-// gathered as CombinedOutput), plus what the harness adds: a deadline for
-// every call, detection of a descendant holding the output pipe, an output
-// cap, and the stream each byte came from.
+// one pipe as CombinedOutput sets them up), plus what the harness adds: a
+// deadline for every call, detection of a descendant holding the output
+// pipe, an output cap.
 #include <chrono>
 #include <cstddef>
 #include <map>
@@ -23,9 +23,9 @@ struct ProcessSpec {
   // /proc/<holder>/ns/mnt of the node, or -1: exec in the caller's namespace.
   int mount_namespace_fd = -1;
   // kubelet's own timer (waitforattach only; zero = none): SIGTERM to the
-  // driver, SIGKILL `kill_grace` later, as cmdWrapper.Stop does.
+  // driver, and nothing more (cmdWrapper.Stop's SIGKILL never reaches a
+  // driver still running; see boost_process_runner.cc).
   Millis kubelet_timeout{0};
-  Millis kill_grace{std::chrono::seconds(10)};
   // The harness's bound for any call: the whole process group is killed.
   Millis harness_deadline{std::chrono::seconds(60)};
   // How long after the driver exits its output pipes may stay open before a
@@ -34,7 +34,10 @@ struct ProcessSpec {
   std::size_t output_cap = 16u << 20;
 };
 
-enum class Stream { kStdout, kStderr };
+// kCombined: fd 1 and fd 2 share one pipe (as in kubelet), so the bytes are
+// in kubelet's order and cannot be told apart. kStdout/kStderr are for
+// runners (fakes) that know.
+enum class Stream { kStdout, kStderr, kCombined };
 
 struct OutputChunk {
   Stream stream;
@@ -43,8 +46,8 @@ struct OutputChunk {
 
 struct ProcessResult {
   ExitStatus exit;
-  std::string combined;               // both streams in the order they were read
-  std::vector<OutputChunk> chunks;    // the same bytes, by stream
+  std::string combined;               // fd 1 and fd 2 as kubelet's CombinedOutput reads them
+  std::vector<OutputChunk> chunks;    // the same bytes, by stream when known
   std::string spawn_error;            // exec failed (kubelet sees an exec error, no output)
   bool harness_deadline_hit = false;  // "would hang kubelet"
   bool output_held_open = false;      // driver exited, a descendant kept its stdout/stderr

@@ -37,8 +37,10 @@ nlohmann::ordered_json CallRecordToJson(const CallRecord& r) {
     }
     auto chunks = nlohmann::ordered_json::array();
     for (const auto& c : r.process.chunks) {
-      chunks.push_back(
-          {{"stream", c.stream == Stream::kStdout ? "stdout" : "stderr"}, {"bytes", c.bytes}});
+      chunks.push_back({{"stream", c.stream == Stream::kStdout   ? "stdout"
+                                   : c.stream == Stream::kStderr ? "stderr"
+                                                                 : "stdout+stderr"},
+                        {"bytes", c.bytes}});
     }
     j["output"] = chunks;
     j["duration_ms"] = r.process.duration.count();

@@ -6,15 +6,6 @@ namespace flexkit::sim {
 namespace {
 
 std::vector<VersionProfile> MakeProfiles() {
-  VersionProfile legacy;
-  legacy.name = "legacy-1.5";
-  legacy.legacy_verbs = true;
-
-  VersionProfile v16;  // 1.6.0: the rewrite of k/k#41804
-  v16.name = "1.6";
-  v16.isattached_node_first = true;
-  v16.fs_group_key = "kubernetes.io/fsGroup";
-
   VersionProfile v17;
   v17.name = "1.7";
   v17.sends_pv_or_volume_name = true;
@@ -33,7 +24,7 @@ std::vector<VersionProfile> MakeProfiles() {
   current.plugin_name_prefix = "";
   current.escapes = GoEscapeStyle::kGo122;
 
-  return {legacy, v16, v17, v115, current};
+  return {v17, v115, current};
 }
 
 const std::vector<VersionProfile>& Profiles() {

@@ -71,17 +71,8 @@ TEST(SimulatorArgvCurrent, UnitTestShapes) {
             (Args{"expandfs", j, "/dev/sdx", "/p", "200", "100"}));
 }
 
-TEST(SimulatorArgv16, IsAttachedHasNodeFirst) {
-  EXPECT_EQ(ArgvBuilder(FindProfile("1.6")).IsAttached("{}", "n"), (Args{"isattached", "n", "{}"}));
+TEST(SimulatorArgvProfiles, IsAttachedHasTheJsonFirst) {
   EXPECT_EQ(ArgvBuilder(FindProfile("1.7")).IsAttached("{}", "n"), (Args{"isattached", "{}", "n"}));
-}
-
-TEST(SimulatorArgv16, NoPvOrVolumeNameNoPodInfoOldFsGroupKey) {
-  MountExtras extras = PodP();
-  extras.secret.clear();
-  EXPECT_EQ(
-      OptionsJson(FindProfile("1.6"), Pv1(), &extras),
-      R"({"kubernetes.io/fsGroup":"2000","kubernetes.io/fsType":"ext4","kubernetes.io/readwrite":"rw","server":"x"})");
 }
 
 TEST(SimulatorArgv17, PodInfoAndOldFsGroupKey) {
@@ -100,16 +91,14 @@ TEST(SimulatorArgv115, RenamedFsGroupKey) {
   EXPECT_EQ(options.at("kubernetes.io/mounterArgs.FsGroup"), "2000");
 }
 
-TEST(SimulatorArgvLegacy, KubeletShapes) {
-  ArgvBuilder b(FindProfile("legacy-1.5"));
-  EXPECT_EQ(b.Attach("{}", "ignored"), (Args{"attach", "{}"}));
-  EXPECT_EQ(b.Mount("/dir", "{}", "/dev/sdb"), (Args{"mount", "/dir", "/dev/sdb", "{}"}));
-  EXPECT_EQ(b.Detach("/dev/sdb", "ignored"), (Args{"detach", "/dev/sdb"}));
-  EXPECT_EQ(b.Unmount("/dir"), (Args{"unmount", "/dir"}));
-  EXPECT_THROW(b.WaitForAttach("", "{}"), std::invalid_argument);
-  EXPECT_THROW(b.GetVolumeName("{}"), std::invalid_argument);
-  EXPECT_EQ(OptionsJson(FindProfile("legacy-1.5"), Pv1(), nullptr),
-            R"({"kubernetes.io/fsType":"ext4","kubernetes.io/readwrite":"rw","server":"x"})");
+TEST(SimulatorArgvProfiles, MountIgnoresTheOldDeviceArgument) {
+  EXPECT_EQ(ArgvBuilder(FindProfile("1.7")).Mount("/dir", "{}", "/dev/sdb"),
+            (Args{"mount", "/dir", "{}"}));
+}
+
+TEST(SimulatorArgvProfiles, OlderReleasesAreNotProfiles) {
+  EXPECT_THROW(FindProfile("1.6"), std::invalid_argument);
+  EXPECT_THROW(FindProfile("legacy-1.5"), std::invalid_argument);
 }
 
 TEST(SimulatorArgvProfiles, ExpandVerbsOnlySince113) {
@@ -123,7 +112,7 @@ TEST(SimulatorArgvProfiles, UnknownProfileNamesTheKnownOnes) {
     FindProfile("1.99");
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("legacy-1.5, 1.6, 1.7, 1.15, current"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("(known: 1.7, 1.15, current)"), std::string::npos);
   }
 }
 

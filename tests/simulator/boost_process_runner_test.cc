@@ -58,19 +58,29 @@ TEST(SimulatorProcessRunner, LeaksNoDescriptorIntoTheDriver) {
   EXPECT_EQ(Slurp(dir.Join("fds")).find(inode), std::string::npos) << Slurp(dir.Join("fds"));
 }
 
-TEST(SimulatorProcessRunner, RecordsWhichStreamEachByteCameFrom) {
+// os/exec CombinedOutput gives fd 1 and fd 2 one pipe: a reply written to
+// both in alternation is read whole, in write order.
+TEST(SimulatorProcessRunner, StdoutAndStderrAreOnePipeInWriteOrder) {
+  ProcessSpec spec;
+  spec.executable = TestDriver("test~alternating");
+  spec.args = {"init"};
+  ProcessResult r = BoostProcessRunner().Run(spec);
+  EXPECT_EQ(r.combined, "{\"status\":\"Success\",\"message\":\"from both streams\"}\n");
+  ASSERT_EQ(r.chunks.size(), 1u);
+  EXPECT_EQ(r.chunks[0].stream, Stream::kCombined);
+  Verdict v = Judge("init", r.exit, r.combined);
+  EXPECT_EQ(v.outcome, Outcome::kSuccess) << v.error;
+  EXPECT_EQ(v.status->message, "from both streams");
+}
+
+TEST(SimulatorProcessRunner, LogLineOnStderrIsInTheSameBuffer) {
   ProcessSpec spec;
   spec.executable = TestDriver("test~logs-stderr");
   spec.args = {"init"};
   ProcessResult r = BoostProcessRunner().Run(spec);
-  // Read order across the two pipes is not knowable; attribution is.
-  ASSERT_EQ(r.chunks.size(), 2u);
-  std::map<Stream, std::string> by_stream;
-  for (const auto& c : r.chunks) by_stream[c.stream] += c.bytes;
-  EXPECT_EQ(by_stream[Stream::kStderr], "I0101 00:00:00 init starting\n");
-  EXPECT_EQ(by_stream[Stream::kStdout],
+  EXPECT_EQ(r.combined,
+            "I0101 00:00:00 init starting\n"
             "{\"status\":\"Success\",\"capabilities\":{\"attach\":false}}\n");
-  EXPECT_EQ(r.combined, r.chunks[0].bytes + r.chunks[1].bytes);
 }
 
 TEST(SimulatorProcessRunner, HarnessDeadlineKillsTheWholeGroup) {
@@ -97,16 +107,30 @@ TEST(SimulatorProcessRunner, DescendantHoldingTheOutputPipeIsDetected) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
-TEST(SimulatorProcessRunner, WaitForAttachTimerSendsTermThenKill) {
+// k8s.io/utils exec cmdWrapper.Stop: SIGTERM; the later SIGKILL needs a
+// non-nil ProcessState, so it never reaches a driver still running.
+TEST(SimulatorProcessRunner, WaitForAttachTimerSendsTermAndNeverKill) {
   ProcessSpec spec;
   spec.executable = TestDriver("test~slow-attach");
   spec.args = {"waitforattach", "", "{}"};
-  spec.kubelet_timeout = Millis(200);
-  spec.kill_grace = Millis(200);
+  spec.kubelet_timeout = Millis(100);
+  spec.harness_deadline = Millis(1200);
   ProcessResult r = BoostProcessRunner().Run(spec);
   EXPECT_TRUE(r.exit.killed_by_kubelet_timeout);
-  EXPECT_EQ(r.exit.signal, SIGKILL);  // it ignored SIGTERM
+  EXPECT_TRUE(r.harness_deadline_hit);  // still running 1.1 s after SIGTERM
+  EXPECT_EQ(r.exit.signal, SIGKILL);    // the harness's
+}
+
+TEST(SimulatorProcessRunner, DriverKilledByTheTermIsKubeletsTimeout) {
+  ProcessSpec spec;
+  spec.executable = TestDriver("test~slow-attach");
+  spec.args = {"waitforattach", "", "{}"};
+  spec.env_overrides = {{"TRAP_TERM", "die"}};
+  spec.kubelet_timeout = Millis(100);
+  ProcessResult r = BoostProcessRunner().Run(spec);
+  EXPECT_TRUE(r.exit.killed_by_kubelet_timeout);
   EXPECT_FALSE(r.harness_deadline_hit);
+  EXPECT_EQ(r.exit.signal, SIGTERM);
   EXPECT_EQ(Judge("waitforattach", r.exit, r.combined).error, "timeout");
 }
 

@@ -214,14 +214,6 @@ TEST_F(SimulatorController, InlineVolumesAreExemptFromTheMultiAttachGuard) {
   EXPECT_EQ(calls_["attach"], 2);
 }
 
-TEST_F(SimulatorController, Profile16SendsIsAttachedNodeFirst) {
-  AddPod("p", "node-a", "pv-1");
-  Controller("1.6").Reconcile();
-  const Args args = runner_->specs().back().args;
-  ASSERT_EQ(args.at(0), "isattached");
-  EXPECT_EQ(args.at(1), "node-a");
-}
-
 TEST_F(SimulatorController, KubeletManagedNodesAreLeftAlone) {
   state_.node_status["node-a"].controller_managed_attach = false;
   AddPod("p", "node-a", "pv-1");

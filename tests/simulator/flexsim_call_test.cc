@@ -2,6 +2,8 @@
 // decision table (reference §3.2) and per harness verdict; and flexsim judge.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -46,12 +48,6 @@ std::string CopyDriver(const std::string& driver_dir, const flexkit::testing::Te
   dest += "/" + std::filesystem::path(TestDriver(driver_dir)).filename().string();
   std::filesystem::copy_file(TestDriver(driver_dir), dest);
   return dest;
-}
-
-std::string NulJoined(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const auto& p : parts) out += p + std::string(1, '\0');
-  return out;
 }
 
 std::string Slurp(const std::string& path) {
@@ -105,12 +101,19 @@ TEST_F(SimulatorFlexsimCall, LogLineOnStderrIsADecodeError) {
   Call c = RunCall("test~logs-stderr", {"init"});
   EXPECT_EQ(c.process.exit_code, 1);
   EXPECT_EQ(c.verdict()["outcome"], "decode_error");
-  // Two pipes: which stream is read first when both are ready is not
-  // knowable, so only the attribution is checked, not the order.
-  ASSERT_EQ(c.record["output"].size(), 2u);
-  std::set<std::string> streams = {c.record["output"][0]["stream"],
-                                   c.record["output"][1]["stream"]};
-  EXPECT_EQ(streams, (std::set<std::string>{"stderr", "stdout"}));
+  // One pipe, as CombinedOutput: the log line comes first, as written.
+  ASSERT_EQ(c.record["output"].size(), 1u);
+  EXPECT_EQ(c.record["output"][0]["stream"], "stdout+stderr");
+  EXPECT_EQ(c.verdict()["error"], "invalid character 'I' looking for beginning of value");
+}
+
+// A reply split across fd 1 and fd 2 in alternation is one document to
+// kubelet (driver-call.go Run: cmd.CombinedOutput()).
+TEST_F(SimulatorFlexsimCall, ReplyAlternatingBetweenStreamsIsReadInWriteOrder) {
+  Call c = RunCall("test~alternating", {"init"});
+  ASSERT_EQ(c.process.exit_code, 0) << c.process.out;
+  EXPECT_EQ(c.verdict()["outcome"], "success");
+  EXPECT_EQ(c.verdict()["message"], "from both streams");
 }
 
 TEST_F(SimulatorFlexsimCall, EchoDashNeIsADecodeError) {
@@ -161,12 +164,12 @@ TEST_F(SimulatorFlexsimCall, UsageTextIsADecodeError) {
 }
 
 TEST_F(SimulatorFlexsimCall, NoOutputIsUnexpectedEnd) {
-  Call c = RunCall("test~silent", {"unmount"});
+  Call c = RunCall("test~silent", {"attach"});
   EXPECT_EQ(c.verdict()["error"], "unexpected end of JSON input");
 }
 
 TEST_F(SimulatorFlexsimCall, KilledBySignalAfterSuccess) {
-  Call c = RunCall("test~killed", {"unmountdevice"});
+  Call c = RunCall("test~killed", {"detach"});
   EXPECT_EQ(c.record["signal"], 9);
   EXPECT_EQ(c.verdict()["error"], "signal: killed");
 }
@@ -191,12 +194,32 @@ TEST_F(SimulatorFlexsimCall, BackgroundChildHoldingStdoutIsReported) {
   ExpectNothingLeft(driver);
 }
 
+// driver-call.go Run + k8s.io/utils exec cmdWrapper.Stop: SIGTERM at the
+// timeout; a driver it kills gives kubelet's "timeout" error.
 TEST_F(SimulatorFlexsimCall, WaitForAttachTimeoutIsKubeletsTimeoutError) {
   Call c = RunCall("test~slow-attach", {"waitforattach", "/dev/x", "--waitforattach-timeout", "0.2",
-                                        "--kill-grace", "0.2"});
+                                        "--env", "TRAP_TERM=die"});
+  EXPECT_EQ(c.process.exit_code, 1) << c.process.out;
   EXPECT_EQ(c.verdict()["outcome"], "failure");
   EXPECT_EQ(c.verdict()["error"], "timeout");
-  EXPECT_EQ(c.record["signal"], 9);
+  EXPECT_EQ(c.record["signal"], SIGTERM);
+}
+
+// cmdWrapper.Stop's SIGKILL only fires once ProcessState is set (the driver
+// was reaped): a driver ignoring SIGTERM is never killed by kubelet, whose
+// CombinedOutput waits forever. Only the harness deadline ends it.
+TEST_F(SimulatorFlexsimCall, WaitForAttachIgnoringTermWouldHangKubelet) {
+  flexkit::testing::TempDir dir("flexsim-slow");
+  std::string driver = CopyDriver("test~slow-attach", dir);
+  auto start = std::chrono::steady_clock::now();
+  Call c = RunDriver(
+      driver, {"waitforattach", "/dev/x", "--waitforattach-timeout", "0.2", "--timeout", "1.5"});
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));
+  EXPECT_EQ(c.process.exit_code, 3) << c.process.out;
+  EXPECT_EQ(c.record["signal"], SIGKILL);  // the harness's, at its deadline
+  EXPECT_NE(c.record["harness_problem"].get<std::string>().find("never sends SIGKILL"),
+            std::string::npos);
+  ExpectNothingLeft(driver);
 }
 
 TEST_F(SimulatorFlexsimCall, OutputFloodIsCapped) {
@@ -238,17 +261,6 @@ TEST_F(SimulatorFlexsimCall, SecretsNeverReachTheTranscript) {
     EXPECT_EQ(text.find("aHVudGVyMg=="), std::string::npos);
   }
   EXPECT_NE(Slurp(transcript).find("kubernetes.io/secret/password"), std::string::npos);
-}
-
-TEST_F(SimulatorFlexsimCall, LegacyProfileMountShape) {
-  flexkit::testing::TempDir dir("flexsim-inspect");
-  Call c = RunCall("test~inspect", {"mount", "/tmp/flexsim-legacy-dir", "/dev/sdb", "--profile",
-                                    "legacy-1.5", "--env", "INSPECT_DIR=" + dir.path()});
-  ASSERT_EQ(c.process.exit_code, 0) << c.process.err;
-  EXPECT_EQ(Slurp(dir.Join("argv")),
-            NulJoined({TestDriver("test~inspect"), "mount", "/tmp/flexsim-legacy-dir", "/dev/sdb",
-                       R"({"kubernetes.io/fsType":"","kubernetes.io/readwrite":"rw"})"}));
-  std::filesystem::remove("/tmp/flexsim-legacy-dir");
 }
 
 TEST_F(SimulatorFlexsimCall, MissingDriverIsAnExecFailure) {
