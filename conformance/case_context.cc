@@ -191,13 +191,23 @@ sim::CallResult CaseContext::Call(sim::Node& n, const sim::Args& args, const std
   // Another executable is a copy the case itself is installing (the
   // install case), whose folder changes because of the case.
   std::optional<PluginDirWatch> plugin_dir;
-  if (exe == profile_.driver) plugin_dir.emplace(std::filesystem::path(exe).parent_path().string());
+  if (exe == profile_.driver && IsPluginFolder(exe))
+    plugin_dir.emplace(std::filesystem::path(exe).parent_path().string(), RunRoot());
   sim::CallResult r = invoker.Call(n, component, exe, args, redactor);
   const sim::ProcessResult& process = capturing.last();
   driver_time_ms_ += process.duration.count();
   CheckReply(verb, r.harness_problem, process.spawn_error, process.combined, r.verdict);
   if (plugin_dir) CheckPluginDir(verb, plugin_dir->Changes());
   return r;
+}
+
+bool CaseContext::IsPluginFolder(const std::string& executable) {
+  const std::string folder = std::filesystem::path(executable).parent_path().filename().string();
+  return folder.find('~') != std::string::npos;
+}
+
+std::string CaseContext::RunRoot() const {
+  return std::filesystem::path(case_dir_).parent_path().parent_path().string();
 }
 
 void CaseContext::CheckPluginDir(const std::string& verb, const std::vector<std::string>& changes) {
@@ -257,11 +267,13 @@ void CaseContext::FailSecretLeak(const std::string& verb) const {
 }
 
 sim::ProcessResult CaseContext::SecretScanningRunner::Run(const sim::ProcessSpec& spec) {
-  PluginDirWatch plugin_dir(std::filesystem::path(spec.executable).parent_path().string());
+  std::optional<PluginDirWatch> plugin_dir;
+  if (IsPluginFolder(spec.executable))
+    plugin_dir.emplace(std::filesystem::path(spec.executable).parent_path().string(), c_.RunRoot());
   sim::ProcessResult result = c_.runner_.Run(spec);
   c_.driver_time_ms_ += result.duration.count();
   const std::string verb = spec.args.empty() ? "a call" : spec.args[0];
-  auto changes = plugin_dir.Changes();
+  auto changes = plugin_dir ? plugin_dir->Changes() : std::vector<std::string>{};
   std::lock_guard lock(c_.mutex_);
   if (c_.HasSecret(result.combined) && c_.driven_leak_.empty()) c_.driven_leak_ = verb;
   if (!changes.empty() && c_.driven_plugin_dir_changes_.empty()) {

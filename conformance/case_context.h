@@ -151,6 +151,12 @@ class CaseContext {
   };
 
   // The rules every reply is held to (F1-F3, F7, F16, F17, F21, F27).
+  // Probe storms: only a driver in a folder named as kubelet names them
+  // (vendor~driver) has a folder of its own to watch; anything else (a
+  // driver in /tmp, a build dir) would report its neighbours' changes.
+  static bool IsPluginFolder(const std::string& executable);
+  // Where every run directory goes: never watched, as flexconform writes there.
+  std::string RunRoot() const;
   // Probe storms: what a call changed in the driver's own folder.
   void CheckPluginDir(const std::string& verb, const std::vector<std::string>& changes);
   void CheckReply(const std::string& verb, const std::string& harness_problem,

@@ -24,7 +24,9 @@ std::string EventName(std::uint32_t mask) {
 
 }  // namespace
 
-PluginDirWatch::PluginDirWatch(const std::string& folder) {
+PluginDirWatch::PluginDirWatch(const std::string& folder, const std::string& unwatched) {
+  std::error_code ec;
+  if (!unwatched.empty()) unwatched_ = std::filesystem::weakly_canonical(unwatched, ec).string();
   fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd_ < 0) {
     error_ = std::string("inotify_init1: ") + std::strerror(errno);
@@ -40,6 +42,10 @@ PluginDirWatch::~PluginDirWatch() {
 }
 
 void PluginDirWatch::AddRecursive(const std::string& dir) {
+  std::error_code canon_ec;
+  if (!unwatched_.empty() &&
+      std::filesystem::weakly_canonical(dir, canon_ec).string() == unwatched_)
+    return;
   const int wd = ::inotify_add_watch(fd_, dir.c_str(), kProberMask);
   if (wd < 0) {
     if (error_.empty()) error_ = "watch " + dir + ": " + std::strerror(errno);
@@ -75,6 +81,9 @@ std::vector<std::string> PluginDirWatch::Changes() {
       const std::string path = name.empty() ? dir : dir + "/" + name;
       const std::string base = std::filesystem::path(path).filename().string();
       if (!base.empty() && base[0] == '.') continue;  // the prober ignores dot-names
+      std::error_code ec;
+      if (!unwatched_.empty() && std::filesystem::weakly_canonical(path, ec).string() == unwatched_)
+        continue;
       changes.push_back(path + " (" + EventName(ev->mask) + ")");
       if ((ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR)) AddRecursive(path);
     }

@@ -16,7 +16,8 @@ class PluginDirWatch {
   // Starts watching `folder` and its subdirectories; a folder that cannot
   // be watched (missing, no inotify) yields no changes and says why in
   // error().
-  explicit PluginDirWatch(const std::string& folder);
+  // `unwatched`: a directory below `folder` left out with all it holds.
+  explicit PluginDirWatch(const std::string& folder, const std::string& unwatched = "");
   ~PluginDirWatch();
   PluginDirWatch(const PluginDirWatch&) = delete;
   PluginDirWatch& operator=(const PluginDirWatch&) = delete;
@@ -30,6 +31,7 @@ class PluginDirWatch {
   void AddRecursive(const std::string& dir);
   int fd_ = -1;
   std::vector<std::pair<int, std::string>> watches_;  // watch descriptor -> directory
+  std::string unwatched_;
   std::string error_;
 };
 

@@ -66,6 +66,18 @@ TEST_F(PluginDirWatchTest, ChmodOfTheExecutableIsAChange) {
   EXPECT_THAT(watch.Changes(), ElementsAre(HasSubstr("vendor~drv/drv (chmod)")));
 }
 
+TEST_F(PluginDirWatchTest, TheUnwatchedDirectoryIsLeftOut) {
+  std::filesystem::create_directories(Drv("runs/flexconform-1"));
+  PluginDirWatch watch(Drv(""), Drv("runs"));
+  std::ofstream(Drv("runs/flexconform-1/daemon.log")) << "x";
+  std::filesystem::create_directories(Drv("runs/flexconform-2"));
+  EXPECT_THAT(watch.Changes(), IsEmpty());
+  std::ofstream(Drv("state/vol.json")) << "{}";
+  auto changes = watch.Changes();
+  ASSERT_FALSE(changes.empty());
+  EXPECT_THAT(changes.front(), HasSubstr("state/vol.json (created)"));
+}
+
 TEST_F(PluginDirWatchTest, AMissingFolderSaysWhy) {
   PluginDirWatch watch(dir.Join("absent"));
   EXPECT_THAT(watch.error(), HasSubstr("absent"));
