@@ -39,7 +39,7 @@ sim::CallResult MountOnto(CaseContext& c, sim::Node& n, const sim::VolumeSpec& s
     PodVolume attached = c.AttachDevice(n, spec);
     const std::string device = device_override.empty() ? attached.device : device_override;
     // AttachDevice made the real global path; the case's target replaces it.
-    if (attached.global_path != target) n.mounter().RemoveDir(attached.global_path);
+    if (attached.global_path != target || prepare) n.mounter().RemoveDir(attached.global_path);
     if (prepare) prepare();
     r = c.Call(n, c.argv().MountDevice(target, device, c.Json(spec)));
     if (r.not_supported()) c.Skip("capability: mountdevice is Not supported (kubelet mounts)");
