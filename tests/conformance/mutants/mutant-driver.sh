@@ -96,9 +96,9 @@ case "$1" in
     [ "$defect" = leaked-child ] && sleep 300 &
     [ "$defect" = leaked-daemon ] && (sleep 300 >/dev/null 2>&1 </dev/null &)
     if [ -n "$message" ]; then
-      # secret-echoed and message-unescaped: printf puts the text in as it is.
+      # message-unescaped: printf puts the text in as it is.
       case "$defect" in
-        secret-echoed | message-unescaped) printf '{"status":"Success","message":"%s"}\n' "$message" ;;
+        message-unescaped) printf '{"status":"Success","message":"%s"}\n' "$message" ;;
         *) jq -cn --arg m "$message" '{status: "Success", message: $m}' ;;
       esac
       exit 0
@@ -118,9 +118,9 @@ case "$1" in
       # detaches it anyway.
       if [ "$defect" = unmount-lazy ]; then umount -l "$dir" >/dev/null 2>&1 || fail "umount $dir failed"; ok; fi
       umount "$dir" >/dev/null 2>&1 || fail "umount $dir failed"
-    elif [ "$defect" = unmount-rm-rf ]; then
-      # "Nothing mounted: clean the pod dir up", files and all.
-      rm -rf "$dir"
+    elif [ "$defect" = unmount-empties-dir ]; then
+      # "Nothing mounted: empty the pod dir, so kubelet's rmdir works".
+      find "$dir" -mindepth 1 -delete
     fi
     if [ "$defect" = unmount-all-pods ]; then
       # State kept per volume name, not per dir: every pod's mount of it goes.
