@@ -179,31 +179,25 @@ void InvalidOptionRefused(CaseContext& c) {
   TearDownAll(c);
 }
 
-// A file held open inside a mount (by the harness, through the node's
-// namespace), as a pod's process would: the mount is busy.
+// The mount's root directory held open (by the harness, through the
+// node's namespace), as a pod's process with its cwd there would: the
+// mount is busy. Nothing is written, so a read-only filesystem works too.
 class HeldOpen {
  public:
-  HeldOpen(sim::Node& n, const std::string& dir) {
-    const std::string file = dir + "/flexconform-busy";
-    n.mounter().WriteFile(file, "held open\n");
-    fd_ = ::open(CaseContext::HostPath(n, file).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw std::runtime_error("open " + file + " to hold the mount busy failed");
-    n_ = &n;
-    file_ = file;
+  HeldOpen(sim::Node& n, const std::string& dir)
+      : fd_(::open(CaseContext::HostPath(n, dir).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (fd_ < 0) throw std::runtime_error("open " + dir + " to hold the mount busy failed");
   }
   ~HeldOpen() { Release(); }
+  HeldOpen(const HeldOpen&) = delete;
+  HeldOpen& operator=(const HeldOpen&) = delete;
   void Release() {
-    if (fd_ < 0) return;
-    ::close(fd_);
+    if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
-    std::error_code ec;
-    std::filesystem::remove(CaseContext::HostPath(*n_, file_), ec);
   }
 
  private:
   int fd_ = -1;
-  sim::Node* n_ = nullptr;
-  std::string file_;
 };
 
 // Judges the teardown call `verb` of a busy `target`.
