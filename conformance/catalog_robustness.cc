@@ -35,13 +35,11 @@ void HostileSecretValues(CaseContext& c) {
     auto pod = c.Pod("pod");
     c.AddSecret(value);
     pod.secret["flexconform-hostile"] = value;
-    if (auto v = SetUpOrRefused(c, n, c.Volume(c.Unique("vol")), pod, "a hostile secret value"))
-      CheckDataRoundTrip(c, *v);
-    TearDownAll(c);
-  }
-  for (const auto& r : c.transcript().Calls()) {
-    if (r.verb == "mount" && r.verdict.outcome == sim::Outcome::kNotSupported)
+    auto v = SetUpOrRefused(c, n, c.Volume(c.Unique("vol")), pod, "a hostile secret value");
+    if (v && !v->driver_mounted)
       c.Skip("capability: mount is Not supported, so the driver never sees secrets");
+    if (v) CheckDataRoundTrip(c, *v);
+    TearDownAll(c);
   }
 }
 
