@@ -109,8 +109,8 @@ std::string FsTarget(const DriverProfile& p, const PodVolume& v) {
 
 void SkipUnlessFormatted(CaseContext& c, const std::string& fs, const std::string& target) {
   if (!IsFormatted(fs)) {
-    c.Skip("the driver does not format: " + target + " is " + (fs.empty() ? "no mount" : fs) +
-           ", whatever kubernetes.io/fsType says");
+    c.Skip("capability: the driver does not format: " + target + " is " +
+           (fs.empty() ? "no mount" : fs) + ", whatever kubernetes.io/fsType says");
   }
 }
 
