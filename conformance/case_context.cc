@@ -130,7 +130,77 @@ std::string CaseContext::Json(const sim::VolumeSpec& spec, const sim::MountExtra
 }
 
 sim::KubeletPaths CaseContext::Paths(const sim::Node& n) const {
-  return sim::KubeletPaths(n.kubelet_root(), profile_.driver_name);
+  std::lock_guard lock(mutex_);
+  auto it = kubelet_roots_.find(n.name());
+  return sim::KubeletPaths(it == kubelet_roots_.end() ? n.kubelet_root() : it->second,
+                           profile_.driver_name);
+}
+
+void CaseContext::UseKubeletRoot(const sim::Node& n, const std::string& root) {
+  std::lock_guard lock(mutex_);
+  kubelet_roots_[n.name()] = root;
+}
+
+std::string CaseContext::HostPath(const sim::Node& n, const std::string& path) {
+  return "/proc/" + std::to_string(n.holder_pid()) + "/root" + path;
+}
+
+std::string CaseContext::Canary(const std::string& input) {
+  const std::string dir = case_dir_ + "/canaries";
+  std::filesystem::create_directories(dir);
+  std::lock_guard lock(mutex_);
+  const std::string path = dir + "/pwned-" + std::to_string(canaries_.size() + 1);
+  canaries_.emplace_back(path, input);
+  return path;
+}
+
+void CaseContext::CheckCanaries(const std::string& verb) const {
+  std::vector<std::pair<std::string, std::string>> canaries;
+  {
+    std::lock_guard lock(mutex_);
+    canaries = canaries_;
+  }
+  for (const auto& [path, input] : canaries) {
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) {
+      Fail("F24 (protocol §4: option values, secrets and paths are data, never code)",
+           verb + ": the driver executed part of " + input + " (canary " + path + " appeared)");
+    }
+  }
+}
+
+void CaseContext::CheckMounted(sim::Node& n, const std::string& verb, const std::string& target,
+                               bool read_only) {
+  constexpr const char* kRule = "protocol §3: a Success is true (the mount exists and is usable)";
+  if (!n.mounter().IsMountPoint(target))
+    Fail(kRule, verb + " answered Success but " + target + " is not a mount point");
+  std::error_code ec;
+  const std::string real = HostPath(n, target);
+  if (read_only) {
+    std::filesystem::directory_iterator it(real, ec);
+    if (ec)
+      Fail(kRule, verb + " answered Success but " + target + " cannot be read: " + ec.message());
+    return;
+  }
+  const std::string probe = target + "/.flexconform-probe-" + std::to_string(++counter_);
+  const std::string content = "flexconform probe\n";
+  std::string back;
+  try {
+    n.mounter().WriteFile(probe, content);
+    back = n.mounter().ReadFile(probe);
+  } catch (const std::exception& e) {
+    std::filesystem::remove(HostPath(n, probe), ec);
+    // A filesystem read-only by design (informational files) still serves
+    // the pod: a WARN, while one that cannot even be listed FAILs.
+    std::filesystem::directory_iterator it(real, ec);
+    if (ec) Fail(kRule, verb + " answered Success but " + target + " is not usable: " + e.what());
+    Warn(verb + ": " + target + " is mounted but not writable: " + e.what());
+    return;
+  }
+  std::filesystem::remove(HostPath(n, probe), ec);
+  if (back != content)
+    Fail(kRule,
+         verb + " answered Success but a file written in " + target + " read back '" + back + "'");
 }
 
 void CaseContext::AddSecret(const std::string& raw) {
@@ -196,6 +266,7 @@ sim::CallResult CaseContext::Call(sim::Node& n, const sim::Args& args, const std
   sim::CallResult r = invoker.Call(n, component, exe, args, redactor);
   const sim::ProcessResult& process = capturing.last();
   driver_time_ms_ += process.duration.count();
+  CheckCanaries(verb);
   CheckReply(verb, r.harness_problem, process.spawn_error, process.combined, r.verdict);
   if (plugin_dir) CheckPluginDir(verb, plugin_dir->Changes());
   return r;
@@ -294,6 +365,7 @@ void CaseContext::CheckDrivenCalls() {
   }
   if (!leak.empty()) FailSecretLeak(leak);
   CheckPluginDir(touched_by, touched);
+  CheckCanaries("a driven call");
   const auto calls = transcript_.Calls();
   for (; driven_checked_ < calls.size(); ++driven_checked_) {
     const sim::CallRecord& r = calls[driven_checked_];
@@ -328,6 +400,7 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
     const PodVolume attached = AttachDevice(n, spec);
     v.device = attached.device;
     v.global_path = attached.global_path;
+    bool driver_mounted_device = false;
     if (!n.mounter().IsMountPoint(v.global_path)) {
       auto md = Call(n, argv_.MountDevice(v.global_path, v.device, json));
       if (md.not_supported()) {
@@ -336,9 +409,11 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
       } else if (!md.ok()) {
         Fail("F19 (protocol §7: mountdevice mounts the device)", "mountdevice failed: " + Why(md));
       }
+      driver_mounted_device = md.ok();
     }
     const std::string global = v.global_path;
     tracker_.Push("unmountdevice " + global, [this, &n, global] { UnmountDevice(n, global); });
+    if (driver_mounted_device) CheckMounted(n, "mountdevice", global, spec.read_only);
   }
   v.pod_dir = paths.PodVolumeDir(pod.pod_uid, spec.name);
   n.mounter().MakeDirs(v.pod_dir, 0750);
@@ -366,6 +441,7 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
     undo.driver_mounted = driver_mounted;
     TearDownPod(undo);
   });
+  if (m.ok()) CheckMounted(n, "mount", v.pod_dir, spec.read_only);
   return v;
 }
 

@@ -139,6 +139,21 @@ class CaseContext {
   // The options of the (topmost) mount at `target`, "" when none.
   std::string MountOptions(sim::Node& n, const std::string& target) const;
 
+  // The operator's --root-dir: from now on Paths(n) builds n's pod and
+  // global paths under `root` (which may hold any character a path can).
+  void UseKubeletRoot(const sim::Node& n, const std::string& root);
+  // `path` on node n as the harness reaches it (through the node's namespace).
+  static std::string HostPath(const sim::Node& n, const std::string& path);
+  // A fresh canary path under the case dir for `input` (what the hostile
+  // value went into). After every driver call, Call FAILs when a canary
+  // exists, naming the input that was executed.
+  std::string Canary(const std::string& input);
+  // "A Success is true": after `verb` answered Success, `target` is a mount
+  // point in n's namespace and usable: a file written there reads back
+  // (`read_only`: the directory lists). FAIL otherwise.
+  void CheckMounted(sim::Node& n, const std::string& verb, const std::string& target,
+                    bool read_only);
+
  private:
   // Searches each raw reply for the case's secrets; the first leak is kept.
   class SecretScanningRunner : public sim::ProcessRunner {
@@ -162,6 +177,7 @@ class CaseContext {
   void CheckReply(const std::string& verb, const std::string& harness_problem,
                   const std::string& spawn_error, const std::string& raw_output,
                   const sim::Verdict& verdict);
+  void CheckCanaries(const std::string& verb) const;    // FAIL when a canary exists
   bool HasSecret(const std::string& raw_output) const;  // a secret of the case, raw or base64
   [[noreturn]] void FailSecretLeak(const std::string& verb) const;
 
@@ -188,6 +204,8 @@ class CaseContext {
   std::string driven_plugin_dir_verb_;  // the first driven call that changed its plugin folder
   std::vector<std::string> driven_plugin_dir_changes_;
   std::size_t driven_checked_ = 0;  // transcript calls CheckDrivenCalls has seen
+  std::map<std::string, std::string> kubelet_roots_;           // node name -> --root-dir
+  std::vector<std::pair<std::string, std::string>> canaries_;  // path, input
 };
 
 }  // namespace flexkit::conform

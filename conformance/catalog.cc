@@ -1,5 +1,8 @@
 #include "conformance/catalog.h"
 
+#include <filesystem>
+#include <set>
+
 namespace flexkit::conform {
 
 std::string Always(const DriverProfile&) { return ""; }
@@ -29,6 +32,76 @@ void CheckDataRoundTrip(CaseContext& c, const PodVolume& v, const std::string& f
   if (back != content) c.Fail("protocol §7: data written is read back", "read back '" + back + "'");
 }
 
+const char* const kDataLossRule =
+    "data loss (protocol §5.8: unmount of a directory that is not mounted leaves its files; "
+    "kubelet removes only an empty directory)";
+
+namespace {
+
+void RemovePlanted(const PlantedFiles& p) {
+  std::error_code ec;
+  if (p.node->mounter().IsMountPoint(p.dir)) return;  // the driver mounted over them
+  for (const auto& [path, content] : p.files)
+    std::filesystem::remove(CaseContext::HostPath(*p.node, path), ec);
+  std::filesystem::remove(CaseContext::HostPath(*p.node, p.dir + "/assets"), ec);
+}
+
+}  // namespace
+
+PlantedFiles PlantUserFiles(CaseContext& c, sim::Node& n, const std::string& dir) {
+  PlantedFiles p;
+  p.node = &n;
+  p.dir = dir;
+  const std::string tag = c.Unique("user-data");
+  p.files = {{dir + "/index.html", "<h1>" + tag + "</h1>\n"},
+             {dir + "/.htaccess", "# " + tag + "\n"},
+             {dir + "/assets/site.css", "/* " + tag + " */\n"}};
+  n.mounter().MakeDirs(dir + "/assets", 0755);
+  for (const auto& [path, content] : p.files) n.mounter().WriteFile(path, content);
+  c.tracker().Push("remove the files planted in " + dir, [p] { RemovePlanted(p); });
+  return p;
+}
+
+void CheckPlantedFiles(CaseContext& c, const PlantedFiles& p, const std::string& verb) {
+  std::string lost;
+  for (const auto& [path, content] : p.files) {
+    std::string back;
+    try {
+      back = p.node->mounter().ReadFile(path);
+    } catch (const std::exception&) {
+      lost += (lost.empty() ? "" : ", ") + path + " (gone)";
+      continue;
+    }
+    if (back != content) lost += (lost.empty() ? "" : ", ") + path + " (changed)";
+  }
+  if (lost.empty() && p.node->mounter().IsMountPoint(p.dir))
+    lost = p.dir + " (a mount now hides the files)";
+  RemovePlanted(p);
+  if (!lost.empty()) {
+    c.Fail(kDataLossRule,
+           verb + " " + p.dir + ", which was not mounted and held user files, lost: " + lost);
+  }
+}
+
+std::optional<PodVolume> SetUpOrRefused(CaseContext& c, sim::Node& n, const sim::VolumeSpec& spec,
+                                        const sim::MountExtras& pod, const std::string& what) {
+  const std::size_t before = c.transcript().Calls().size();
+  try {
+    return c.SetUp(n, spec, pod);
+  } catch (const CaseFailure& e) {
+    // The per-call rules (and the canaries) are never an accepted answer.
+    static const std::set<std::string> per_call = {"F1",  "F2",  "F3",  "F7", "F16",
+                                                   "F17", "F21", "F24", "F27"};
+    const auto calls = c.transcript().Calls();
+    if (per_call.count(e.rule.substr(0, e.rule.find_first_of(" /"))) || calls.size() == before ||
+        calls.back().verdict.outcome != sim::Outcome::kFailure ||
+        !calls.back().harness_problem.empty())
+      throw;
+    c.transcript().AddEvent("the driver refused " + what + " (a well-formed Failure)");
+    return std::nullopt;
+  }
+}
+
 void TearDownAll(CaseContext& c) {
   auto errors = c.tracker().UnwindAll();
   if (!errors.empty()) c.Fail("protocol §7: teardown succeeds", errors.front());
@@ -49,6 +122,7 @@ std::vector<Case> Catalog(const CatalogOptions& options) {
   AddResizeCases(cases);
   AddMetricsCases(cases);
   AddFaultCases(cases);
+  AddFailurePathCases(cases);
   AddFailoverCases(cases);
   AddSequenceCases(cases, options.sequence);
   return cases;

@@ -5,6 +5,7 @@
 // from inside (CaseContext::Skip) once it knows more.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ void AddRobustnessCases(std::vector<Case>& cases);
 void AddInstallCases(std::vector<Case>& cases);
 void AddDriftCases(std::vector<Case>& cases);
 void AddFaultCases(std::vector<Case>& cases);
+void AddFailurePathCases(std::vector<Case>& cases);
 void AddFailoverCases(std::vector<Case>& cases);
 void AddSequenceCases(std::vector<Case>& cases, const SequenceOptions& options);
 void AddResizeCases(std::vector<Case>& cases);
@@ -63,6 +65,30 @@ void AddMetricsCases(std::vector<Case>& cases);
 // is usable); FAIL otherwise.
 void CheckDataRoundTrip(CaseContext& c, const PodVolume& v,
                         const std::string& file = "flexconform.txt");
+// User files in a directory that is not mounted (a pod wrote into its
+// volume dir while nothing was mounted, or a crashed node left them):
+// index.html, a dotfile, a subdirectory with a file.
+struct PlantedFiles {
+  sim::Node* node = nullptr;
+  std::string dir;
+  std::vector<std::pair<std::string, std::string>> files;  // path, content
+};
+// Plants them in `dir` (created if missing); the tracker removes what is
+// left when the case ends early.
+PlantedFiles PlantUserFiles(CaseContext& c, sim::Node& n, const std::string& dir);
+// After the teardown call `verb` on the planted dir: every file must be
+// there unchanged (rule "data loss"; an empty directory may go, files never).
+// Removes them, so kubelet's rmdir can follow.
+void CheckPlantedFiles(CaseContext& c, const PlantedFiles& planted, const std::string& verb);
+extern const char* const kDataLossRule;
+
+// CaseContext::SetUp, where a well-formed Failure of a driver call is an
+// accepted answer (the backend has no share of that name; the driver does
+// not support that fsType): nullopt then, noted in the transcript as
+// refusing `what`. Every other problem still FAILs.
+std::optional<PodVolume> SetUpOrRefused(CaseContext& c, sim::Node& n, const sim::VolumeSpec& spec,
+                                        const sim::MountExtras& pod, const std::string& what);
+
 // Runs what the tracker still holds (the case's teardown); FAIL on errors.
 void TearDownAll(CaseContext& c);
 

@@ -29,7 +29,8 @@ std::vector<Coverage> CoverageTable() {
       {10, {"unmount of an unmounted dir fails", ""}},
       {11,
        {"unmount leaves the mount or a busy dir",
-        "every teardown: pod dir must be unmounted and removable"}},
+        "every teardown: pod dir must be unmounted and removable; every mount/mountdevice "
+        "Success: the target is a mount point and a file written there reads back"}},
       {12, {"detach not idempotent", ""}},
       {13,
        {"detach argument confusion", "detach always gets the volume name, as kubelet sends it"}},
@@ -52,7 +53,10 @@ std::vector<Coverage> CoverageTable() {
       {23,
        {"argv-shape drift",
         "kubelets 1.7, 1.15 and current; legacy-1.5 and 1.6 shapes through flexsim --kubernetes"}},
-      {24, {"hostile option values", ""}},
+      {24,
+       {"hostile option values",
+        "every call: no canary of the case's hostile values (secrets, free-text options) "
+        "may appear"}},
       {25, {"prefix-sharing paths", ""}},
       {26, {"leaks (mounts, devices, files, processes)", "every case: leak audit before/after"}},
       {27, {"non-atomic install during probe", ""}},

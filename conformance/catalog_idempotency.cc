@@ -52,20 +52,24 @@ void TearDownRepeated(CaseContext& c) {
   TearDownAll(c);
   for (int i = 1; i < c.repeat(); ++i) {
     n.mounter().MakeDirs(v.pod_dir, 0750);
+    auto planted = PlantUserFiles(c, n, v.pod_dir);
     auto u = c.Call(n, c.argv().Unmount(v.pod_dir));
+    CheckPlantedFiles(c, planted, "unmount (repeated)");
     if (!u.ok() && !u.not_supported()) {
       c.Fail("F10 (protocol §7: unmount of an unmounted dir succeeds)",
              "unmount repeated: " + u.verdict.error);
     }
-    n.mounter().RemoveDir(v.pod_dir);
+    if (n.mounter().PathExists(v.pod_dir)) n.mounter().RemoveDir(v.pod_dir);
     if (c.profile().attachable()) {
       n.mounter().MakeDirs(v.global_path, 0750);
+      auto planted_global = PlantUserFiles(c, n, v.global_path);
       auto ud = c.Call(n, c.argv().UnmountDevice(v.global_path));
+      CheckPlantedFiles(c, planted_global, "unmountdevice (repeated)");
       if (!ud.ok() && !ud.not_supported()) {
         c.Fail("F10 (protocol §7: unmountdevice of an unmounted dir succeeds)",
                "unmountdevice repeated: " + ud.verdict.error);
       }
-      n.mounter().RemoveDir(v.global_path);
+      if (n.mounter().PathExists(v.global_path)) n.mounter().RemoveDir(v.global_path);
       auto d = c.Call(n, c.argv().Detach(spec.name, n.name()), "controller");
       if (!d.ok() && !d.not_supported()) {
         c.Fail("F12 (protocol §7: detach of a detached volume succeeds)",

@@ -1,7 +1,15 @@
-// [robustness]: option values that break shell drivers (F24), volumes whose
-// paths share a prefix (F25), concurrent calls on different volumes. Hangs
-// and held pipes (F16, F17) are checked on every call of every case.
+// [robustness]: hostile values (spaces, tabs, quotes, backslashes, commas,
+// `=`, `$(...)`, backticks, `;`, a newline, a leading `-`, non-ASCII) in
+// every input a driver really reads and a cluster can hold (F24): secret
+// values (any bytes), the profile's free-text options, and the kubelet
+// root dir (the operator's --root-dir, so every path under it). Object
+// names stay DNS-1123, as the API server enforces (cluster-facts §1). Each
+// value carries canaries (files under the case dir a shell would create by
+// executing part of it); every call checks none appeared. Also: volumes
+// whose paths share a prefix (F25), concurrent calls on different volumes.
+// Hangs and held pipes (F16, F17) are checked on every call of every case.
 #include <exception>
+#include <filesystem>
 #include <thread>
 
 #include "conformance/catalog.h"
@@ -9,15 +17,59 @@
 namespace flexkit::conform {
 namespace {
 
-void HostileOptionValues(CaseContext& c) {
+// Hostile values for `input` ("secret x", "option share"), each with its
+// own canaries; the last starts with '-' (an option to the next command).
+std::vector<std::string> HostileValues(CaseContext& c, const std::string& input) {
+  auto touch = [&c, &input](const std::string& how) {
+    return "touch '" + c.Canary(input + " (" + how + ")") + "'";
+  };
+  return {"a value  with\tspaces, 'single' \"double\" \\back\\slash, k=v, ünïcødé — 日本語 $(" +
+              touch("$(...)") + ") `" + touch("backticks") + "`; " + touch("; separator") + "\n" +
+              touch("a newline"),
+          "-o remount,rw,exec=" + touch("a leading -")};
+}
+
+void HostileSecretValues(CaseContext& c) {
   auto& n = c.node();
-  auto spec = c.Volume(c.Unique("vol"));
-  spec.options["flexconform/spaces"] = "a value  with   spaces and\ttabs";
-  spec.options["flexconform/quotes"] = R"(it's "quoted" \"escaped\" `back`)";
-  spec.options["flexconform/substitution"] = "$(touch /tmp/flexconform-pwned) ${HOME} * ?";
-  spec.options["flexconform/unicode"] = "ünïcødé — 日本語 \u2028 <>&";
-  spec.options["flexconform/long"] = std::string(64 * 1024, 'x');
-  auto v = c.SetUp(n, spec, c.Pod("pod with spaces"));
+  for (const auto& value : HostileValues(c, "secret flexconform-hostile")) {
+    auto pod = c.Pod("pod");
+    c.AddSecret(value);
+    pod.secret["flexconform-hostile"] = value;
+    auto v = SetUpOrRefused(c, n, c.Volume(c.Unique("vol")), pod, "a hostile secret value");
+    if (v && !v->driver_mounted)
+      c.Skip("capability: mount is Not supported, so the driver never sees secrets");
+    if (v) CheckDataRoundTrip(c, *v);
+    TearDownAll(c);
+  }
+}
+
+std::string NeedsFreeTextOptions(const DriverProfile& p) {
+  return p.free_text_options.empty()
+             ? "profile: freeTextOptions names no option whose value is free text"
+             : "";
+}
+
+void HostileFreeTextOptions(CaseContext& c) {
+  auto& n = c.node();
+  for (const auto& key : c.profile().free_text_options) {
+    for (const auto& value : HostileValues(c, "option " + key)) {
+      auto spec = c.Volume(c.Unique("vol"));
+      spec.options[key] = value;
+      if (auto v = SetUpOrRefused(c, n, spec, c.Pod("pod"), "a hostile value of option " + key))
+        CheckDataRoundTrip(c, *v);
+      TearDownAll(c);
+    }
+  }
+}
+
+// The operator's --root-dir holds a space: every pod and global path does.
+void KubeletRootWithSpace(CaseContext& c) {
+  auto& n = c.node();
+  const std::string root =
+      std::filesystem::path(n.kubelet_root()).parent_path().string() + "/kubelet data";
+  n.mounter().MakeDirs(root, 0750);
+  c.UseKubeletRoot(n, root);
+  auto v = c.SetUp(n, c.Volume(c.Unique("vol")), c.Pod("pod"));
   CheckDataRoundTrip(c, v);
   TearDownAll(c);
 }
@@ -77,11 +129,21 @@ void ConcurrentVolumes(CaseContext& c) {
 }  // namespace
 
 void AddRobustnessCases(std::vector<Case>& cases) {
-  cases.push_back({"robustness/hostile-option-values",
+  cases.push_back({"robustness/hostile-secret-values",
+                   {"robustness", "root"},
+                   {"F20", "F21", "F24"},
+                   Always,
+                   HostileSecretValues});
+  cases.push_back({"robustness/hostile-free-text-options",
+                   {"robustness", "root"},
+                   {"F24"},
+                   NeedsFreeTextOptions,
+                   HostileFreeTextOptions});
+  cases.push_back({"robustness/kubelet-root-with-space",
                    {"robustness", "root"},
                    {"F24"},
                    Always,
-                   HostileOptionValues});
+                   KubeletRootWithSpace});
   cases.push_back({"robustness/prefix-sharing-paths",
                    {"robustness", "root"},
                    {"F25"},

@@ -1,6 +1,7 @@
-// [teardown]: teardown verbs on things that were never set up (F10, F12),
-// and waitforattach with an empty device (kubelet sends "" when the
-// attach result carried none).
+// [teardown]: teardown verbs on things that were never set up (F10, F12)
+// or that a crashed node left behind, each directory holding user files
+// that must survive (rule "data loss"), and waitforattach with an empty
+// device (kubelet sends "" when the attach result carried none).
 #include "conformance/catalog.h"
 
 namespace flexkit::conform {
@@ -10,12 +11,14 @@ void UnmountNeverMounted(CaseContext& c) {
   auto& n = c.node();
   const std::string dir = c.Paths(n).PodVolumeDir(c.Unique("uid"), c.Unique("vol"));
   n.mounter().MakeDirs(dir, 0750);
+  auto planted = PlantUserFiles(c, n, dir);
   auto r = c.Call(n, c.argv().Unmount(dir));
+  CheckPlantedFiles(c, planted, "unmount");
   if (!r.ok() && !r.not_supported()) {
     c.Fail("F10 (protocol §7: unmount of a never-mounted dir succeeds)",
            "unmount: " + r.verdict.error);
   }
-  n.mounter().RemoveDir(dir);
+  if (n.mounter().PathExists(dir)) n.mounter().RemoveDir(dir);
 }
 
 void UnmountMissingDir(CaseContext& c) {
@@ -42,12 +45,48 @@ void UnmountDeviceNeverMounted(CaseContext& c) {
   auto& n = c.node();
   const std::string dir = c.Paths(n).DeviceMountPath(c.Unique("vol"));
   n.mounter().MakeDirs(dir, 0750);
+  auto planted = PlantUserFiles(c, n, dir);
   auto r = c.Call(n, c.argv().UnmountDevice(dir));
+  CheckPlantedFiles(c, planted, "unmountdevice");
   if (!r.ok() && !r.not_supported()) {
     c.Fail("F10 (protocol §7: unmountdevice of an unmounted dir succeeds)",
            "unmountdevice: " + r.verdict.error);
   }
-  n.mounter().RemoveDir(dir);
+  if (n.mounter().PathExists(dir)) n.mounter().RemoveDir(dir);
+}
+
+std::string CrashableFixture(const DriverProfile& p) {
+  return p.fixture.kind == "command"
+             ? "profile: a command fixture's backend cannot follow a node crash"
+             : "";
+}
+
+// A node crashed with a volume mounted and came back: its mounts are gone,
+// the pod dir (and the global dir) are left, holding whatever was written
+// under them. kubelet's reconstruction calls unmount on the pod dir, which
+// must succeed and keep every file; unmountdevice is skipped, as the
+// global dir is no mount point.
+void UnmountAfterNodeCrash(CaseContext& c) {
+  auto& n = c.node();
+  auto spec = c.Volume(c.Unique("vol"));
+  auto v = c.SetUp(n, spec, c.Pod("pod"));
+  CheckDataRoundTrip(c, v);
+  c.transcript().AddEvent("node crashes", {{"node", n.name()}});
+  n.Crash();
+  c.fixture().NodeCrashed(n);
+  n.Restart();
+  c.fixture().NodeRestarted(n);
+  c.transcript().AddEvent("node back", {{"node", n.name()}});
+  auto planted = PlantUserFiles(c, n, v.pod_dir);
+  auto r = c.Call(n, c.argv().Unmount(v.pod_dir));
+  CheckPlantedFiles(c, planted, "unmount");
+  if (!r.ok() && !r.not_supported()) {
+    c.Fail("F10 (protocol §7.4: unmount of a pod dir a crashed node left succeeds)",
+           "unmount: " + r.verdict.error);
+  }
+  // kubelet's own teardown from here: the pod dir goes, then the global
+  // dir is no mount point (unmountdevice skipped) and detach follows.
+  TearDownAll(c);
 }
 
 void WaitForAttachEmptyDevice(CaseContext& c) {
@@ -91,6 +130,11 @@ void AddTeardownCases(std::vector<Case>& cases) {
                    {"F10"},
                    AttachableOnly,
                    UnmountDeviceNeverMounted});
+  cases.push_back({"teardown/unmount-after-node-crash",
+                   {"teardown", "root"},
+                   {"F10", "F26"},
+                   CrashableFixture,
+                   UnmountAfterNodeCrash});
   cases.push_back({"teardown/waitforattach-empty-device",
                    {"teardown"},
                    {"F13"},

@@ -55,6 +55,7 @@ DriverProfile BundledConvoyProfile(const std::string& flexconform_dir) {
   p.kubelet_managed_attach = true;         // Convoy daemons are node-local (DESIGN §4.2)
   p.volume_options = {{"size", "320Mi"}};  // XFS needs 300 MiB; the fake makes sparse files
   p.fs_types = {"ext4", "xfs"};
+  p.invalid_options = {{"size", "-1"}};  // the driver refuses it before asking the daemon
   p.install = {"{{driver}}", "install", "--plugin-dir", "{{plugin_dir}}"};
   p.fixture.kind = "convoy-fake";
   p.nodes = 2;  // [failover] moves a volume from one node to another

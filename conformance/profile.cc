@@ -94,10 +94,10 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(origin + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
-  CheckKeys(
-      origin, root, "the profile",
-      {"driver", "driverName", "capabilities", "attachManagement", "kubernetes", "volumeOptions",
-       "fsTypes", "secrets", "nodes", "nodeEnv", "privileges", "timeouts", "skip", "install", "fixture"});
+  CheckKeys(origin, root, "the profile",
+            {"driver", "driverName", "capabilities", "attachManagement", "kubernetes",
+             "volumeOptions", "fsTypes", "invalidOptions", "freeTextOptions", "secrets", "nodes",
+             "nodeEnv", "privileges", "timeouts", "skip", "install", "fixture"});
   DriverProfile p;
   if (!root["driver"]) throw ProfileError(origin, root, "'driver' (the executable) is required");
   p.driver = Resolve(base_dir, As<std::string>(origin, root["driver"], "driver"));
@@ -124,6 +124,9 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
   if (auto n = root["kubernetes"]) p.kubernetes = As<std::string>(origin, n, "kubernetes");
   if (auto n = root["volumeOptions"]) p.volume_options = StringMap(origin, n, "volumeOptions");
   if (auto n = root["fsTypes"]) p.fs_types = As<std::vector<std::string>>(origin, n, "fsTypes");
+  if (auto n = root["invalidOptions"]) p.invalid_options = StringMap(origin, n, "invalidOptions");
+  if (auto n = root["freeTextOptions"])
+    p.free_text_options = As<std::vector<std::string>>(origin, n, "freeTextOptions");
   if (auto n = root["secrets"]) p.secrets = StringMap(origin, n, "secrets");
   if (auto n = root["nodes"]) {
     p.nodes = As<int>(origin, n, "nodes");

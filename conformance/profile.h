@@ -36,7 +36,13 @@ struct DriverProfile {
   std::string kubernetes = "current";   // simulator version profile
   // Options of the test volume; "{{unique}}" becomes a name unique per case.
   std::map<std::string, std::string> volume_options;
-  std::vector<std::string> fs_types;           // tried by the [fstype] cases
+  std::vector<std::string> fs_types;  // tried by the [fstype] cases
+  // Options the backend must refuse (e.g. {size: "-1"}), merged over
+  // volume_options by [failure]/invalid-option-refused; empty = SKIP.
+  std::map<std::string, std::string> invalid_options;
+  // Option keys whose values are free text to the driver (a share, a user
+  // name): [robustness] puts hostile values into them.
+  std::vector<std::string> free_text_options;
   std::map<std::string, std::string> secrets;  // raw values, sent base64 by mount
   int nodes = 1;
   // Per-node environment; "{{node}}" and "{{case_dir}}" are substituted.

@@ -4,6 +4,7 @@
 // every other one. `none` is the control: the same driver without a defect.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -39,13 +40,13 @@ TEST_P(MutantTest, IsCaughtOnExactlyTheExpectedCases) {
   flexkit::testing::RunOptions options;
   options.deadline = std::chrono::seconds(180);
   // attach-*: the attachable driver (mutant-attach-driver.sh), whose tmpfs
-  // "device" only suits the [sequence] cases.
+  // "device" suits the [sequence], [readonly] and [failure] cases only.
   const bool attachable = m.defect.rfind("attach-", 0) == 0;
   auto r = flexkit::testing::RunProcess(
       {flexkit::testing::BuiltBinary("conformance/flexconform"), "--profile",
        mutants + (attachable ? "/profile-attach.yaml" : "/profile.yaml"), "--driver",
        mutants + "/mutant~" + m.defect + "/" + m.defect, "--json", dir.Join("r.json"),
-       "--run-root", dir.path(), "--focus", attachable ? "^sequence/" : ".",
+       "--run-root", dir.path(), "--focus", attachable ? "^(sequence|readonly|failure)/" : ".",
        // [sequence]: a fixed seed keeps the random walks, and so the
        // expectations, the same on every run; three walks are enough to
        // catch every sequence mutant and keep the shell drivers quick.
@@ -62,6 +63,13 @@ TEST_P(MutantTest, IsCaughtOnExactlyTheExpectedCases) {
     if (verdict == "FAIL" || verdict == "WARN") graded[c["name"]] = verdict;
   }
   EXPECT_EQ(graded, m.expected) << r.out;
+  // Nothing flexconform made (planted user files, canaries, node dirs) is
+  // left once the run ends: the run root holds the report alone.
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    if (e.path().filename() != "r.json") left.push_back(e.path().string());
+  }
+  EXPECT_TRUE(left.empty()) << "left behind: " << (left.empty() ? "" : left.front());
   bool any_fail = false;
   for (const auto& [name, verdict] : m.expected) any_fail |= verdict == "FAIL";
   EXPECT_EQ(r.exit_code, any_fail ? 1 : 0);

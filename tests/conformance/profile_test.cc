@@ -45,6 +45,16 @@ fixture: {kind: command, setup: "true", teardown: "true"}
   EXPECT_EQ(p.fixture.kind, "command");
 }
 
+TEST(Profile, ParsesInvalidAndFreeTextOptions) {
+  auto p = ParseProfile(
+      "driver: d\ninvalidOptions: {size: \"-1\"}\nfreeTextOptions: [share, username]\n", "p.yaml",
+      "");
+  EXPECT_EQ(p.invalid_options.at("size"), "-1");
+  EXPECT_EQ(p.free_text_options, (std::vector<std::string>{"share", "username"}));
+  EXPECT_THROW(ParseProfile("driver: d\nfreeTextOptions: {share: x}\n", "p.yaml", ""),
+               std::runtime_error);
+}
+
 TEST(Profile, UnknownTopLevelKeyIsRefusedWithItsLine) {
   try {
     ParseProfile("driver: d\n\nfsType: [ext4]\n", "p.yaml", "");

@@ -11,7 +11,7 @@ defect=$(basename "$0")
 state=${FLEXKIT_MUTANT_STATE:-}
 
 ok() { printf '{"status":"Success"}\n'; exit 0; }
-fail() { printf '{"status":"Failure","message":"%s"}\n' "$1"; exit 1; }
+fail() { jq -cn --arg m "$1" '{status: "Failure", message: $m}'; exit 1; }
 need_state() { [ -n "$state" ] || fail "FLEXKIT_MUTANT_STATE (the attachment state dir) is not set"; }
 opt() { printf '%s' "$2" | jq -r --arg k "$1" '.[$k] // empty'; }
 # The global (device) mount path of a pod dir's volume (protocol §6).
@@ -46,7 +46,11 @@ case "$1" in
     ok ;;
   mountdevice)
     mountpoint -q "$2" && ok
-    mkdir -p "$2" && mount -t tmpfs -o size=16m flexkit-mutant "$2" >/dev/null 2>&1 || fail "mount $2"
+    flags=size=16m
+    # The device is mounted read-only when asked (attach-ro-global-rw leaves
+    # that to mount's read-only bind, which hides it in the pod dir).
+    [ "$(opt kubernetes.io/readwrite "$4")" = ro ] && [ "$defect" != attach-ro-global-rw ] && flags="$flags,ro"
+    mkdir -p "$2" 2>/dev/null && mount -t tmpfs -o "$flags" flexkit-mutant "$2" >/dev/null 2>&1 || fail "mount $2"
     ok ;;
   unmountdevice)
     if mountpoint -q "$2"; then umount "$2" >/dev/null 2>&1 || fail "umount $2"; fi

@@ -1,6 +1,7 @@
 #!/bin/sh
 # A correct mount-only FlexVolume driver (a tmpfs per pod volume, read-only
-# when asked, secrets base64-decoded, fsGroup applied by the driver under
+# when asked, of the `size` option's size, secrets base64-decoded, the free-
+# text option `share` echoed in its reply, fsGroup applied by the driver under
 # either key spelling, as its init says fsGroup:false) with at most one defect, named by the
 # name it runs under: each mutant is `mutant~DEFECT/DEFECT`, a symlink to
 # this file (a copy keeps working: the name, not the folder, picks the
@@ -11,7 +12,9 @@ ok() { printf '{"status":"Success"}\n'; exit 0; }
 fail() {
   if [ "$defect" = failed-status ]; then printf '{"status":"Failed","message":"%s"}\n' "$1"; exit 1; fi
   if [ "$defect" = failure-exit0 ]; then printf '{"status":"Failure","message":"%s"}\n' "$1"; exit 0; fi
-  printf '{"status":"Failure","message":"%s"}\n' "$1"
+  # Messages carry paths and values: jq escapes them.
+  jq -cn --arg m "$1" '{status: "Failure", message: $m}'
+  [ "$defect" = failure-two-documents ] && printf '{"status":"Failure"}\n'
   exit 1
 }
 not_supported() {
@@ -52,6 +55,9 @@ case "$1" in
     dir=$2 json=$3
     [ -n "$json" ] && printf '%s' "$json" | jq -e . >/dev/null 2>&1 || fail "options are not JSON"
     message=""
+    share=$(opt share "$json")
+    [ -n "$share" ] && message="share $share"
+    [ "$defect" = option-eval ] && eval "label=\"$share\""
     for key in $(printf '%s' "$json" | jq -r 'keys[] | select(startswith("kubernetes.io/secret/"))'); do
       value=$(opt "$key" "$json")
       if [ "$defect" != secret-invalid-accepted ]; then
@@ -60,13 +66,16 @@ case "$1" in
         decoded=$(printf '%s' "$value" | base64 -d 2>/dev/null)
       fi
       [ "$defect" = secret-echoed ] && message="using secret $decoded"
+      [ "$defect" = secret-eval ] && eval "password=\"$decoded\""
     done
     if [ "$defect" != mount-not-idempotent ] && is_mounted "$dir"; then
       # "ensure mounted" that also "fixes" the options: a read-only mount turns read-write.
       [ "$defect" = ro-lost-on-remount ] && mount -o remount,rw "$dir" >/dev/null 2>&1
       ok
     fi
-    flags=size=16m
+    size=$(opt size "$json")
+    [ "$defect" = invalid-option-accepted ] && size=""
+    flags=size=${size:-16m}
     if [ "$(opt kubernetes.io/readwrite "$json")" = ro ] && [ "$defect" != ro-ignored ]; then flags="$flags,ro"; fi
     group=$(opt kubernetes.io/fsGroup "$json")
     [ "$defect" != fsgroup-legacy-key-only ] && [ -z "$group" ] && group=$(opt kubernetes.io/mounterArgs.FsGroup "$json")
@@ -74,12 +83,26 @@ case "$1" in
       case "$group" in *[!0-9]*) fail "fsGroup is not a number" ;; esac
       flags="$flags,gid=$group,mode=2775"
     fi
-    mkdir -p "$dir" || fail "mkdir $dir"
-    mount -t tmpfs -o "$flags" flexkit-mutant "$dir" >/dev/null 2>&1 || fail "mount tmpfs on $dir"
+    case "$defect" in
+      mount-errors-ignored) mkdir -p "$dir" 2>/dev/null; mount -t tmpfs -o "$flags" flexkit-mutant "$dir" >/dev/null 2>&1 ;;
+      mount-error-unredirected)
+        mkdir -p "$dir" || fail "mkdir $dir"
+        mount -t tmpfs -o "$flags" flexkit-mutant "$dir" || fail "mount tmpfs on $dir" ;;
+      *)
+        mkdir -p "$dir" 2>/dev/null || fail "mkdir $dir"
+        mount -t tmpfs -o "$flags" flexkit-mutant "$dir" >/dev/null 2>&1 || fail "mount tmpfs on $dir" ;;
+    esac
     [ "$defect" = stderr-log ] && echo "mounted tmpfs on $dir" >&2
     [ "$defect" = leaked-child ] && sleep 300 &
     [ "$defect" = leaked-daemon ] && (sleep 300 >/dev/null 2>&1 </dev/null &)
-    if [ -n "$message" ]; then printf '{"status":"Success","message":"%s"}\n' "$message"; exit 0; fi
+    if [ -n "$message" ]; then
+      # message-unescaped: printf puts the text in as it is.
+      case "$defect" in
+        message-unescaped) printf '{"status":"Success","message":"%s"}\n' "$message" ;;
+        *) jq -cn --arg m "$message" '{status: "Success", message: $m}' ;;
+      esac
+      exit 0
+    fi
     ok ;;
   unmount)
     dir=$2
@@ -91,7 +114,13 @@ case "$1" in
     if [ "$defect" = unmount-not-idempotent ]; then umount "$dir" >/dev/null 2>&1 || fail "umount $dir failed"; ok; fi
     if is_mounted "$dir"; then
       [ "$defect" = unmount-leaves-mount ] && ok
+      # A busy mount: umount fails (EBUSY), the reply says so; unmount-lazy
+      # detaches it anyway.
+      if [ "$defect" = unmount-lazy ]; then umount -l "$dir" >/dev/null 2>&1 || fail "umount $dir failed"; ok; fi
       umount "$dir" >/dev/null 2>&1 || fail "umount $dir failed"
+    elif [ "$defect" = unmount-empties-dir ]; then
+      # "Nothing mounted: empty the pod dir, so kubelet's rmdir works".
+      find "$dir" -mindepth 1 -delete
     fi
     if [ "$defect" = unmount-all-pods ]; then
       # State kept per volume name, not per dir: every pod's mount of it goes.
