@@ -4,9 +4,17 @@
 // tracker, unique names, and kubelet-style steps (set up a pod volume, tear
 // it down) built on the simulator's argv/options builders and invoker.
 // Every driver call is checked against the rules that hold for any verb:
-// one JSON document on combined output (F1-F3), no hang or held pipe
-// (F16, F17), no secret in the output (F21), a stable Not supported (F7);
-// breaking one ends the case with a FAIL naming the rule.
+// one JSON document on combined output (F1-F3), exit code agreeing with
+// Success (F4), no hang or held pipe (F16, F17), no secret in the output
+// (F21), a stable Not supported (F7). Breaking one is recorded as a
+// finding and the case goes on as kubelet would: a call kubelet cannot
+// use fails its step, which kubelet retries; where the retry would be
+// skipped (the target is already mounted, or gone) kubelet goes on, so does
+// the case; where it would fail the same way forever, the case stops there.
+// Controller-side verbs (attach, detach, isattached) of a profile with
+// controller-managed attach run with the control plane's PATH (an empty
+// directory, as in a distroless kube-controller-manager, unless the
+// profile's controlPlanePath says otherwise).
 #include <atomic>
 #include <map>
 #include <memory>
@@ -16,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "conformance/case_result.h"
 #include "conformance/fixture.h"
 #include "conformance/profile.h"
 #include "conformance/tracker.h"
@@ -126,7 +135,24 @@ class CaseContext {
   void Detach(sim::Node& n, const sim::VolumeSpec& spec);
 
   void Warn(const std::string& warning);
+  // Records that `rule` was broken and ends the case (FAIL). A `why` that
+  // only restates a finding already recorded (a teardown error quoting it)
+  // adds nothing.
   [[noreturn]] void Fail(const std::string& rule, const std::string& why) const;
+  // Records that `rule` was broken; the case goes on.
+  void Record(const std::string& rule, const std::string& why) const;
+  // Every rule broken so far, in order, each once.
+  std::vector<Finding> findings() const;
+  // True when `why` ends with the why of a recorded finding.
+  bool Restates(const std::string& why) const;
+  // The PATH controller-side verbs run with (cluster-facts §2): the
+  // profile's controlPlanePath, or an empty directory under the case dir.
+  std::string ControlPlanePath();
+  // One call as kube-controller-manager would make it (control-plane PATH)
+  // whatever the profile's attach management; with `as_warnings` its
+  // per-call findings are warnings (the profile says kubelet-managed
+  // attach, so the cluster never runs the verb there).
+  sim::CallResult CallInControlPlane(sim::Node& n, const sim::Args& args, bool as_warnings);
   [[noreturn]] void Skip(const std::string& why) const;
 
   // Secrets of this case (profile's plus any the case adds): redacted
@@ -150,12 +176,36 @@ class CaseContext {
     CaseContext& c_;
   };
 
-  // The rules every reply is held to (F1-F3, F7, F16, F17, F21, F27).
-  void CheckReply(const std::string& verb, const std::string& harness_problem,
-                  const std::string& spawn_error, const std::string& raw_output,
-                  const sim::Verdict& verdict);
+  // How one call is made: in the control plane's environment, with its
+  // per-call findings as warnings.
+  struct CallMode {
+    bool control_plane = false;
+    bool as_warnings = false;
+  };
+  // A call and the per-call finding that made kubelet's operation fail
+  // (empty rule: none; the call's result is what it is).
+  struct Checked {
+    sim::CallResult result;
+    Finding failing;
+  };
+  Checked CheckedCall(sim::Node& n, const sim::Args& args, const std::string& component,
+                      const std::string& executable = "");
+  Checked CheckedCall(sim::Node& n, const sim::Args& args, const std::string& component,
+                      const std::string& executable, CallMode mode);
+  // The rules every reply is held to (F1-F4, F7, F16, F17, F21, F27): each
+  // broken one is recorded; returns the one that fails the call for kubelet.
+  Finding CheckReply(const std::string& verb, const std::string& harness_problem,
+                     const std::string& spawn_error, const std::string& raw_output,
+                     const sim::Verdict& verdict, CallMode mode);
   bool HasSecret(const std::string& raw_output) const;  // a secret of the case, raw or base64
-  [[noreturn]] void FailSecretLeak(const std::string& verb) const;
+  void RecordSecretLeak(const std::string& verb) const;
+  // A step whose call failed: the per-call finding stops the case when set,
+  // otherwise `rule` with `why`.
+  [[noreturn]] void FailStep(const Checked& c, const std::string& rule, const std::string& why);
+  // After a teardown step kubelet would retry forever: the harness unmounts
+  // and removes `dir` itself (an event in the transcript), so the leak
+  // audit does not repeat the finding.
+  void AbandonTeardown(sim::Node& n, const std::string& dir);
 
   const DriverProfile& profile_;
   const sim::VersionProfile* version_;
@@ -173,6 +223,8 @@ class CaseContext {
   mutable std::mutex mutex_;
   std::map<std::string, std::string> first_answer_;  // verb -> "not_supported" or "supported"
   std::vector<std::string> warnings_;
+  mutable std::vector<Finding> findings_;
+  std::string control_plane_path_;
   std::atomic<long long> counter_{0};
   std::atomic<long long> driver_time_ms_{0};
   SecretScanningRunner driven_runner_{*this};
