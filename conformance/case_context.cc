@@ -398,6 +398,7 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
   const std::string json = Json(spec);
   if (profile_.attachable()) {
     const PodVolume attached = AttachDevice(n, spec);
+    v.attach_device = attached.attach_device;
     v.device = attached.device;
     v.global_path = attached.global_path;
     if (!n.mounter().IsMountPoint(v.global_path)) {
@@ -481,6 +482,7 @@ PodVolume CaseContext::AttachDevice(sim::Node& n, const sim::VolumeSpec& spec) {
   }
   if (attached.result.ok() && attached.result.verdict.status)
     v.device = attached.result.verdict.status->device;
+  v.attach_device = v.device;
   tracker_.Push("detach " + spec.name + " from " + n.name(), [this, &n, spec] { Detach(n, spec); });
   // The device recorded from attach, "" when there was none (§5.4).
   auto waited = CheckedCall(n, argv_.WaitForAttach(v.device, json), "kubelet");
@@ -510,6 +512,15 @@ void KubeletUnmount(sim::Node& n, const std::string& dir) {
   }
 }
 
+void KubeletRemoveDir(sim::Node& n, const std::string& dir) {
+  if (!n.mounter().PathExists(dir)) return;
+  try {
+    n.mounter().RemoveDir(dir);
+  } catch (const std::exception&) {
+    if (n.mounter().PathExists(dir)) throw;
+  }
+}
+
 void CaseContext::AbandonTeardown(sim::Node& n, const std::string& dir) {
   std::string outcome = "cleaned up";
   try {
@@ -529,11 +540,9 @@ void CaseContext::AbandonTeardown(sim::Node& n, const std::string& dir) {
 // does." (cluster-facts §3).
 static void RemoveIfPresent(CaseContext& c, sim::Node& n, const std::string& dir,
                             const std::string& rule, const std::string& after) {
-  if (!n.mounter().PathExists(dir)) return;
   try {
-    n.mounter().RemoveDir(dir);
+    KubeletRemoveDir(n, dir);
   } catch (const std::exception& e) {
-    if (!n.mounter().PathExists(dir)) return;
     c.Fail(rule, "rmdir after " + after + ": " + e.what());
   }
 }

@@ -52,8 +52,9 @@ struct PodVolume {
   sim::Node* node = nullptr;
   sim::VolumeSpec spec;
   sim::MountExtras pod;
-  std::string device;       // attachable drivers: the attached device
-  std::string global_path;  // attachable drivers: the device mount path
+  std::string attach_device;  // attachable drivers: attach's device ("" if none or Not supported)
+  std::string device;         // attachable drivers: the device waitforattach gave mountdevice
+  std::string global_path;    // attachable drivers: the device mount path
   std::string pod_dir;
   bool driver_mounted = true;  // false: kubelet's bind-mount fallback was used
   Tracker::Handle pod_undo = 0;
@@ -67,6 +68,10 @@ std::string Substitute(std::string text, const std::string& key, const std::stri
 // supported, and its clean-up): a transient EBUSY is retried, as kubelet
 // retries on its next reconcile. Throws after the last attempt.
 void KubeletUnmount(sim::Node& n, const std::string& dir);
+// kubelet's non-recursive os.Remove after a successful unmount or
+// unmountdevice: nothing when the driver removed the directory itself
+// (cluster-facts §3); throws when it is still mounted or not empty.
+void KubeletRemoveDir(sim::Node& n, const std::string& dir);
 
 class CaseContext {
  public:

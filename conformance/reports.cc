@@ -98,7 +98,8 @@ void ConsoleReporter::CaseFinished(const CaseResult& r, std::size_t index, std::
       out_ << (f.grade == Grade::kError ? "    harness error: " : "    rule: ") << f.rule
            << "\n    why:  " << f.why << "\n";
     }
-    out_ << "    calls (secrets redacted):\n" << FormatCalls(r.transcript);
+    if (!r.transcript.empty())
+      out_ << "    calls (secrets redacted):\n" << FormatCalls(r.transcript);
   }
   out_ << std::flush;
 }
