@@ -277,7 +277,7 @@ Finding CaseContext::CheckReply(const std::string& verb, const std::string& harn
   Finding failing;
   auto found = [&](std::string rule, std::string why, bool fails_the_call) {
     if (mode.as_warnings) {
-      Warn(why + " [" + rule + "]");
+      Warn(why + " [" + rule + "; a WARN: the profile says kubelet-managed attach]");
     } else {
       Record(rule, why);
     }

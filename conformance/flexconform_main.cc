@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
       refusal = InitRefusal(profile.driver, profile.driver_name);
       if (refusal.empty()) profile.capabilities = DeriveProfile(profile.driver).capabilities;
     }
-    if (profile.needs_root && ::geteuid() != 0) {
+    if (refusal.empty() && profile.needs_root && ::geteuid() != 0) {
       std::cerr
           << "flexconform: the profile needs root (private mount namespaces, mounts"
           << (profile.fixture.kind == "convoy-fake" ? ", loop devices" : "")

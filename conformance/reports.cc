@@ -55,9 +55,17 @@ std::vector<std::pair<std::string, std::vector<std::string>>> DistinctRules(cons
   return rules;
 }
 
+// The case's findings; a result made without any (a FAIL given only a rule
+// and a reason) has that one.
+std::vector<Finding> FindingsOf(const CaseResult& r) {
+  if (!r.findings.empty() || (r.grade != Grade::kFail && r.grade != Grade::kError))
+    return r.findings;
+  return {{r.grade, r.rule, r.reason}};
+}
+
 std::string FindingsText(const CaseResult& r) {
   std::string out;
-  for (const auto& f : r.findings) {
+  for (const auto& f : FindingsOf(r)) {
     out += std::string(f.grade == Grade::kError ? "ERROR " : "") + f.rule + ": " + f.why + "\n";
   }
   return out;
@@ -94,7 +102,7 @@ void ConsoleReporter::CaseFinished(const CaseResult& r, std::size_t index, std::
   if (r.grade == Grade::kSkip || r.grade == Grade::kWarn) out_ << ": " << r.reason;
   out_ << "\n";
   if (r.grade == Grade::kFail || r.grade == Grade::kError) {
-    for (const auto& f : r.findings) {
+    for (const auto& f : FindingsOf(r)) {
       out_ << (f.grade == Grade::kError ? "    harness error: " : "    rule: ") << f.rule
            << "\n    why:  " << f.why << "\n";
     }
@@ -154,7 +162,7 @@ std::string JunitXml(const RunSummary& s, const std::string& suite_name) {
     if (r.grade == Grade::kFail || r.grade == Grade::kError) {
       // One element per testcase is what reporters read: every rule in its message.
       std::string message;
-      for (const auto& f : r.findings)
+      for (const auto& f : FindingsOf(r))
         message += (message.empty() ? "" : " | ") + f.rule + ": " + f.why;
       const char* element = r.grade == Grade::kFail ? "failure" : "error";
       xml += std::string("      <") + element + " message=\"" + XmlEscape(message) + "\" type=\"" +
@@ -188,7 +196,7 @@ std::string JsonReport(const RunSummary& s, const std::string& driver) {
     c["rule"] = r.rule;
     c["rules"] = RulesBroken(r);
     c["findings"] = nlohmann::ordered_json::array();
-    for (const auto& f : r.findings)
+    for (const auto& f : FindingsOf(r))
       c["findings"].push_back({{"verdict", GradeName(f.grade)}, {"rule", f.rule}, {"why", f.why}});
     c["warnings"] = r.warnings;
     c["duration_ms"] = r.duration.count();
