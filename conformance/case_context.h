@@ -158,6 +158,11 @@ class CaseContext {
   // per-call findings are warnings (the profile says kubelet-managed
   // attach, so the cluster never runs the verb there).
   sim::CallResult CallInControlPlane(sim::Node& n, const sim::Args& args, bool as_warnings);
+  // A call in a shape kubelet never makes (e.g. unmount of a missing dir),
+  // which a case makes to probe robustness: its per-call findings are
+  // warnings, except a hang or a held pipe (F16, F17), which wedges any
+  // caller.
+  sim::CallResult CallKubeletNeverMakes(sim::Node& n, const sim::Args& args);
   [[noreturn]] void Skip(const std::string& why) const;
 
   // Secrets of this case (profile's plus any the case adds): redacted
@@ -186,6 +191,7 @@ class CaseContext {
   struct CallMode {
     bool control_plane = false;
     bool as_warnings = false;
+    bool beyond_kubelet = false;  // a shape kubelet never calls
   };
   // A call and the per-call finding that made kubelet's operation fail
   // (empty rule: none; the call's result is what it is).

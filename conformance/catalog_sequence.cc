@@ -196,6 +196,14 @@ class SequenceRun {
         if (auto d = OutcomeDiverges(a, e, r)) return d;
         if (r.ok() && e.check_attached) {
           const bool attached = r.verdict.status && r.verdict.status->attached;
+          // The controller asks only of volumes it believes attached (§5.5):
+          // true for one the model has detached is recorded, and the walk goes on.
+          if (attached && !e.attached) {
+            c_.Warn(
+                "isattached answered attached:true for a volume the model has detached (the "
+                "controller never asks then)");
+            return std::nullopt;
+          }
           if (attached != e.attached) {
             return Divergence{0, e.rule,
                               std::string("attached: ") + (e.attached ? "true" : "false"),
