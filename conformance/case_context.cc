@@ -28,7 +28,8 @@ std::string Verb(const sim::Args& args) { return args.empty() ? "" : args[0]; }
 // Also replaces PATH when the call runs in the control plane.
 class CapturingRunner : public sim::ProcessRunner {
  public:
-  CapturingRunner(sim::ProcessRunner& inner, std::string path) : inner_(inner), path_(path) {}
+  CapturingRunner(sim::ProcessRunner& inner, std::string path)
+      : inner_(inner), path_(std::move(path)) {}
   sim::ProcessResult Run(const sim::ProcessSpec& spec) override {
     if (path_.empty()) {
       last_ = inner_.Run(spec);
@@ -184,7 +185,9 @@ bool CaseContext::Restates(const std::string& why) const {
 
 void CaseContext::Fail(const std::string& rule, const std::string& why) const {
   if (!Restates(why)) Record(rule, why);
-  throw CaseFailure(rule, why);
+  CaseFailure failure(rule, why);
+  failure.recorded = true;
+  throw failure;
 }
 
 std::vector<Finding> CaseContext::findings() const {

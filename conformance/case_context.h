@@ -41,6 +41,7 @@ struct CaseFailure : std::runtime_error {
   CaseFailure(std::string rule_broken, const std::string& what)
       : std::runtime_error(what), rule(std::move(rule_broken)) {}
   std::string rule;
+  bool recorded = false;  // thrown by CaseContext::Fail, which recorded the finding
 };
 // Thrown to end a case with SKIP.
 struct CaseSkip : std::runtime_error {

@@ -86,7 +86,7 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
         r.reason = e.what();
       } catch (const CaseFailure& e) {
         // Recorded by Fail; a CaseFailure thrown directly is added here.
-        if (!ctx->Restates(e.what())) ctx->Record(e.rule, e.what());
+        if (!e.recorded) ctx->Record(e.rule, e.what());
       } catch (const std::exception& e) {
         stopped = e.what();
       }
