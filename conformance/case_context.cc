@@ -27,19 +27,32 @@ std::string Verb(const sim::Args& args) { return args.empty() ? "" : args[0]; }
 
 // Keeps the unredacted output of one call: the transcript only holds the
 // redacted copy, and secrets must be searched for in what the driver wrote.
+// Also replaces PATH when the call runs in the control plane.
 class CapturingRunner : public sim::ProcessRunner {
  public:
-  explicit CapturingRunner(sim::ProcessRunner& inner) : inner_(inner) {}
+  CapturingRunner(sim::ProcessRunner& inner, std::string path)
+      : inner_(inner), path_(std::move(path)) {}
   sim::ProcessResult Run(const sim::ProcessSpec& spec) override {
-    last_ = inner_.Run(spec);
+    if (path_.empty()) {
+      last_ = inner_.Run(spec);
+    } else {
+      sim::ProcessSpec in_control_plane = spec;
+      in_control_plane.env_overrides["PATH"] = path_;
+      last_ = inner_.Run(in_control_plane);
+    }
     return last_;
   }
   const sim::ProcessResult& last() const { return last_; }
 
  private:
   sim::ProcessRunner& inner_;
+  std::string path_;
   sim::ProcessResult last_;
 };
+
+bool ControllerVerb(const std::string& verb) {
+  return verb == "attach" || verb == "detach" || verb == "isattached";
+}
 
 sim::CallSettings SettingsWithDeadline(sim::Millis deadline) {
   sim::CallSettings settings;
@@ -224,8 +237,53 @@ void CaseContext::Warn(const std::string& warning) {
   warnings_.push_back(warning);
 }
 
+void CaseContext::Record(const std::string& rule, const std::string& why) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& f : findings_) {
+    if (f.rule == rule && f.why == why) return;
+  }
+  findings_.push_back({Grade::kFail, rule, why});
+}
+
+bool CaseContext::Restates(const std::string& why) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& f : findings_) {
+    if (!f.why.empty() && why.size() >= f.why.size() &&
+        why.compare(why.size() - f.why.size(), std::string::npos, f.why) == 0)
+      return true;
+  }
+  return false;
+}
+
 void CaseContext::Fail(const std::string& rule, const std::string& why) const {
-  throw CaseFailure(rule, why);
+  if (!Restates(why)) Record(rule, why);
+  CaseFailure failure(rule, why);
+  failure.recorded = true;
+  throw failure;
+}
+
+std::vector<Finding> CaseContext::findings() const {
+  std::lock_guard lock(mutex_);
+  return findings_;
+}
+
+std::string CaseContext::ControlPlanePath() {
+  std::lock_guard lock(mutex_);
+  if (control_plane_path_.empty()) {
+    if (!profile_.control_plane_path.empty()) {
+      control_plane_path_ = profile_.control_plane_path;
+    } else {
+      // distroless: no shell, no coreutils, no jq; nothing to find on PATH.
+      control_plane_path_ = case_dir_ + "/control-plane-bin";
+      std::filesystem::create_directories(control_plane_path_);
+    }
+    transcript_.AddEvent("control plane environment",
+                         {{"PATH", control_plane_path_},
+                          {"why",
+                           "kube-controller-manager runs attach, detach and isattached "
+                           "from a distroless image (cluster-facts §2)"}});
+  }
+  return control_plane_path_;
 }
 
 void CaseContext::Skip(const std::string& why) const { throw CaseSkip(why); }
@@ -246,8 +304,36 @@ std::string CaseContext::MountOptions(sim::Node& n, const std::string& target) c
 
 sim::CallResult CaseContext::Call(sim::Node& n, const sim::Args& args, const std::string& component,
                                   const std::string& executable) {
+  return CheckedCall(n, args, component, executable).result;
+}
+
+sim::CallResult CaseContext::CallInControlPlane(sim::Node& n, const sim::Args& args,
+                                                bool as_warnings) {
+  return CheckedCall(n, args, "controller", "", CallMode{true, as_warnings}).result;
+}
+
+sim::CallResult CaseContext::CallKubeletNeverMakes(sim::Node& n, const sim::Args& args) {
+  CallMode mode;
+  mode.beyond_kubelet = true;
+  return CheckedCall(n, args, "kubelet", "", mode).result;
+}
+
+CaseContext::Checked CaseContext::CheckedCall(sim::Node& n, const sim::Args& args,
+                                              const std::string& component,
+                                              const std::string& executable) {
+  // The controller runs these verbs only when attach is controller-managed;
+  // otherwise kubelet does, with kubelet's environment.
+  CallMode mode;
+  mode.control_plane =
+      component == "controller" && !profile_.kubelet_managed_attach && ControllerVerb(Verb(args));
+  return CheckedCall(n, args, component, executable, mode);
+}
+
+CaseContext::Checked CaseContext::CheckedCall(sim::Node& n, const sim::Args& args,
+                                              const std::string& component,
+                                              const std::string& executable, CallMode mode) {
   const std::string verb = Verb(args);
-  CapturingRunner capturing(runner_);
+  CapturingRunner capturing(runner_, mode.control_plane ? ControlPlanePath() : "");
   sim::DriverInvoker invoker(capturing, transcript_,
                              SettingsWithDeadline(profile_.TimeoutFor(verb)));
   sim::Redactor redactor;
@@ -267,9 +353,10 @@ sim::CallResult CaseContext::Call(sim::Node& n, const sim::Args& args, const std
   const sim::ProcessResult& process = capturing.last();
   driver_time_ms_ += process.duration.count();
   CheckCanaries(verb);
-  CheckReply(verb, r.harness_problem, process.spawn_error, process.combined, r.verdict);
+  Finding failing =
+      CheckReply(verb, r.harness_problem, process.spawn_error, process.combined, r.verdict, mode);
   if (plugin_dir) CheckPluginDir(verb, plugin_dir->Changes());
-  return r;
+  return {r, failing};
 }
 
 bool CaseContext::IsPluginFolder(const std::string& executable) {
@@ -281,47 +368,79 @@ std::string CaseContext::RunRoot() const {
   return std::filesystem::path(case_dir_).parent_path().parent_path().string();
 }
 
+// A per-call rule: kubelet still uses the reply, but re-probes the driver.
 void CaseContext::CheckPluginDir(const std::string& verb, const std::vector<std::string>& changes) {
   if (changes.empty()) return;
   std::string list;
   for (const auto& c : changes) list += (list.empty() ? "" : ", ") + c;
-  Fail(
+  Record(
       "probe storm (protocol §1.3: any change in the driver's folder makes kubelet re-run init "
       "and drop its Not-supported cache; kubernetes#58352)",
       verb + " changed the driver's own folder: " + list +
           ". Keep logs and state outside the plugin dir, or under a dot-name");
 }
 
-void CaseContext::CheckReply(const std::string& verb, const std::string& harness_problem,
-                             const std::string& spawn_error, const std::string& raw_output,
-                             const sim::Verdict& verdict) {
+Finding CaseContext::CheckReply(const std::string& verb, const std::string& harness_problem,
+                                const std::string& spawn_error, const std::string& raw_output,
+                                const sim::Verdict& verdict, CallMode mode) {
+  Finding failing;
+  auto found = [&](std::string rule, std::string why, bool fails_the_call) {
+    const bool hang = rule.rfind("F16", 0) == 0 || rule.rfind("F17", 0) == 0;
+    if (mode.beyond_kubelet && !hang) {
+      Warn(why + " [" + rule + "; a WARN: kubelet never makes this call]");
+    } else if (mode.as_warnings) {
+      Warn(why + " [" + rule + "; a WARN: the profile says kubelet-managed attach]");
+    } else {
+      Record(rule, why);
+    }
+    if (fails_the_call && failing.rule.empty()) failing = {Grade::kFail, rule, why};
+  };
   if (!harness_problem.empty()) {
-    Fail(harness_problem.find("stdout/stderr open") != std::string::npos
-             ? "F17 (protocol §3: kubelet reads combined output to end of file)"
-             : "F16 (protocol §3: no timeout but waitforattach's; a hang wedges kubelet)",
-         verb + ": " + harness_problem);
+    found(harness_problem.find("stdout/stderr open") != std::string::npos
+              ? "F17 (protocol §3: kubelet reads combined output to end of file)"
+              : "F16 (protocol §3: no timeout but waitforattach's; a hang wedges kubelet)",
+          verb + ": " + harness_problem, true);
   }
   if (!spawn_error.empty()) {
-    Fail("F27 (protocol §1: the driver must be executable)",
-         verb + ": exec failed: " + spawn_error);
+    found("F27 (protocol §1: the driver must be executable)",
+          verb + ": exec failed: " + spawn_error, true);
   }
-  if (HasSecret(raw_output)) FailSecretLeak(verb);
-  if (verdict.outcome == sim::Outcome::kDecodeError) {
-    Fail("F1/F2/F3 (protocol §3: combined output must be exactly one JSON document)",
-         verb + ": kubelet cannot decode the reply: " + verdict.error);
+  // kubelet uses a reply that leaks a secret: the case goes on.
+  if (HasSecret(raw_output)) RecordSecretLeak(verb);
+  if (harness_problem.empty() && verdict.outcome == sim::Outcome::kDecodeError) {
+    if (mode.control_plane) {
+      found("F2 (cluster-facts §2: kube-controller-manager has no shell tools, a minimal PATH)",
+            verb + ", run as the controller runs it (PATH=" + ControlPlanePath() +
+                "): kubelet cannot decode the reply: " + verdict.error,
+            true);
+    } else {
+      found("F1/F2/F3 (protocol §3: combined output must be exactly one JSON document)",
+            verb + ": kubelet cannot decode the reply: " + verdict.error, true);
+    }
+  }
+  if (verdict.outcome == sim::Outcome::kFailure && verdict.status &&
+      verdict.status->status == "Success") {
+    found("F4 (protocol §3.2: Success with a non-zero exit is an error to kubelet)",
+          verb + ": \"Success\" with " + verdict.error, true);
   }
   for (const auto& w : verdict.warnings) Warn(verb + ": " + w);
 
-  std::lock_guard lock(mutex_);
+  std::string before;
   const std::string answer =
       verdict.outcome == sim::Outcome::kNotSupported ? "not_supported" : "supported";
-  auto [it, first] = first_answer_.emplace(verb, answer);
-  if (!first && it->second != answer) {
-    throw CaseFailure(
-        "F7 (protocol §3.2: kubelet caches Not supported for the plugin's lifetime)",
-        verb + ": answered " + (answer == "supported" ? "" : "Not supported ") + "now but " +
-            (it->second == "supported" ? "something else" : "Not supported") + " before");
+  {
+    std::lock_guard lock(mutex_);
+    auto [it, first] = first_answer_.emplace(verb, answer);
+    if (!first && it->second != answer) before = it->second;
   }
+  // kubelet would have kept answering from its cache: the case goes on.
+  if (!before.empty()) {
+    found("F7 (protocol §3.2: kubelet caches Not supported for the plugin's lifetime)",
+          verb + ": answered " + (answer == "supported" ? "" : "Not supported ") + "now but " +
+              (before == "supported" ? "something else" : "Not supported") + " before",
+          false);
+  }
+  return failing;
 }
 
 bool CaseContext::HasSecret(const std::string& raw_output) const {
@@ -332,9 +451,9 @@ bool CaseContext::HasSecret(const std::string& raw_output) const {
   return false;
 }
 
-void CaseContext::FailSecretLeak(const std::string& verb) const {
-  Fail("F21 (protocol §8: secrets never appear in replies or logs)",
-       verb + ": the reply contains a secret value (shown redacted in the transcript)");
+void CaseContext::RecordSecretLeak(const std::string& verb) const {
+  Record("F21 (protocol §8: secrets never appear in replies or logs)",
+         verb + ": the reply contains a secret value (shown redacted in the transcript)");
 }
 
 sim::ProcessResult CaseContext::SecretScanningRunner::Run(const sim::ProcessSpec& spec) {
@@ -363,7 +482,7 @@ void CaseContext::CheckDrivenCalls() {
     touched_by = driven_plugin_dir_verb_;
     touched = driven_plugin_dir_changes_;
   }
-  if (!leak.empty()) FailSecretLeak(leak);
+  if (!leak.empty()) RecordSecretLeak(leak);
   CheckPluginDir(touched_by, touched);
   CheckCanaries("a driven call");
   const auto calls = transcript_.Calls();
@@ -371,7 +490,7 @@ void CaseContext::CheckDrivenCalls() {
     const sim::CallRecord& r = calls[driven_checked_];
     if (r.answered_from_cache) continue;
     // The raw output was searched for secrets above, or by Call.
-    CheckReply(r.verb, r.harness_problem, r.process.spawn_error, "", r.verdict);
+    CheckReply(r.verb, r.harness_problem, r.process.spawn_error, "", r.verdict, CallMode{});
   }
 }
 
@@ -381,11 +500,16 @@ sim::CallSettings CaseContext::DrivenCallSettings() const {
   return SettingsWithDeadline(longest);
 }
 
+void CaseContext::FailStep(const Checked& c, const std::string& rule, const std::string& why) {
+  if (!c.failing.rule.empty()) Fail(c.failing.rule, c.failing.why);
+  Fail(rule, why);
+}
+
 sim::CallResult CaseContext::Require(sim::Node& n, const sim::Args& args, const std::string& rule,
                                      const std::string& component, const std::string& executable) {
-  auto r = Call(n, args, component, executable);
-  if (!r.ok()) Fail(rule, Verb(args) + " must succeed, got " + Why(r));
-  return r;
+  auto c = CheckedCall(n, args, component, executable);
+  if (!c.result.ok()) FailStep(c, rule, Verb(args) + " must succeed, got " + Why(c.result));
+  return c.result;
 }
 
 PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
@@ -398,18 +522,35 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
   const std::string json = Json(spec);
   if (profile_.attachable()) {
     const PodVolume attached = AttachDevice(n, spec);
+    v.attach_device = attached.attach_device;
     v.device = attached.device;
     v.global_path = attached.global_path;
     bool driver_mounted_device = false;
     if (!n.mounter().IsMountPoint(v.global_path)) {
-      auto md = Call(n, argv_.MountDevice(v.global_path, v.device, json));
-      if (md.not_supported()) {
-        n.mounter().FormatAndMount(v.device, v.global_path,
-                                   spec.fs_type.empty() ? "ext4" : spec.fs_type, spec.read_only);
-      } else if (!md.ok()) {
-        Fail("F19 (protocol §7: mountdevice mounts the device)", "mountdevice failed: " + Why(md));
+      auto md = CheckedCall(n, argv_.MountDevice(v.global_path, v.device, json), "kubelet");
+      if (md.result.not_supported()) {
+        // kubelet's default MountDevice: FormatAndMount of a device; nothing for "".
+        if (!v.device.empty()) {
+          try {
+            n.mounter().FormatAndMount(v.device, v.global_path,
+                                       spec.fs_type.empty() ? "ext4" : spec.fs_type,
+                                       spec.read_only);
+          } catch (const std::exception& e) {
+            Fail(
+                "F8 (protocol §3.4: mountdevice Not supported: kubelet formats and mounts the "
+                "device)",
+                "kubelet's FormatAndMount of " + v.device + " at " + v.global_path +
+                    " failed: " + e.what());
+          }
+        }
+      } else if (!md.result.ok()) {
+        // kubelet retries; the retry is skipped when the path is a mount point by now.
+        if (md.failing.rule.empty() || !n.mounter().IsMountPoint(v.global_path)) {
+          FailStep(md, "F19 (protocol §7: mountdevice mounts the device)",
+                   "mountdevice failed: " + Why(md.result));
+        }
       }
-      driver_mounted_device = md.ok();
+      driver_mounted_device = md.result.ok();
     }
     const std::string global = v.global_path;
     tracker_.Push("unmountdevice " + global, [this, &n, global] { UnmountDevice(n, global); });
@@ -418,18 +559,28 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
   v.pod_dir = paths.PodVolumeDir(pod.pod_uid, spec.name);
   n.mounter().MakeDirs(v.pod_dir, 0750);
   auto pod_copy = pod;
-  auto m = Call(n, argv_.Mount(v.pod_dir, Json(spec, &pod_copy), v.device));
-  if (m.not_supported()) {
+  auto m = CheckedCall(n, argv_.Mount(v.pod_dir, Json(spec, &pod_copy), v.device), "kubelet");
+  if (m.result.not_supported()) {
     if (!profile_.attachable()) {
       Fail("F8 (protocol §7: a driver without attach must implement mount)",
            "mount answered Not supported and init says attach:false");
     }
-    unsigned long flags = MS_BIND;
-    n.mounter().Mount(v.global_path, v.pod_dir, "", flags, "");
-    if (spec.read_only) n.mounter().Mount("", v.pod_dir, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
+    try {
+      n.mounter().Mount(v.global_path, v.pod_dir, "", MS_BIND, "");
+      if (spec.read_only)
+        n.mounter().Mount("", v.pod_dir, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
+    } catch (const std::exception& e) {
+      Fail("F8 (protocol §3.4: mount Not supported: kubelet bind-mounts the global path)",
+           "kubelet's bind mount of " + v.global_path + " onto " + v.pod_dir +
+               " failed: " + e.what());
+    }
     v.driver_mounted = false;
-  } else if (!m.ok()) {
-    Fail("protocol §7: mount of a valid volume succeeds", "mount failed: " + Why(m));
+  } else if (!m.result.ok()) {
+    // As for mountdevice: kubelet's retry finds a mount point and goes on.
+    if (m.failing.rule.empty() || !n.mounter().IsMountPoint(v.pod_dir)) {
+      FailStep(m, "protocol §7: mount of a valid volume succeeds",
+               "mount failed: " + Why(m.result));
+    }
   }
   auto* vp = &n;
   const std::string dir = v.pod_dir;
@@ -441,7 +592,7 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
     undo.driver_mounted = driver_mounted;
     TearDownPod(undo);
   });
-  if (m.ok()) CheckMounted(n, "mount", v.pod_dir, spec.read_only);
+  if (m.result.ok()) CheckMounted(n, "mount", v.pod_dir, spec.read_only);
   return v;
 }
 
@@ -451,14 +602,26 @@ PodVolume CaseContext::AttachDevice(sim::Node& n, const sim::VolumeSpec& spec) {
   v.spec = spec;
   const std::string json = Json(spec);
   const std::string component = profile_.kubelet_managed_attach ? "kubelet" : "controller";
-  auto attached = Require(n, argv_.Attach(json, n.name()),
-                          "F8 (protocol §7: an attachable driver attaches)", component);
-  v.device = attached.verdict.status ? attached.verdict.status->device : "";
+  auto attached = CheckedCall(n, argv_.Attach(json, n.name()), component);
+  // Not supported: kubelet's default Attach, device "" (protocol §3.4).
+  if (!attached.result.ok() && !attached.result.not_supported()) {
+    FailStep(attached, "F8 (protocol §7: an attachable driver attaches)",
+             "attach must succeed, got " + Why(attached.result));
+  }
+  if (attached.result.ok() && attached.result.verdict.status)
+    v.device = attached.result.verdict.status->device;
+  v.attach_device = v.device;
   tracker_.Push("detach " + spec.name + " from " + n.name(), [this, &n, spec] { Detach(n, spec); });
-  auto waited = Require(n, argv_.WaitForAttach(v.device, json),
-                        "F8 (protocol §7: waitforattach returns the device)");
-  if (waited.verdict.status && !waited.verdict.status->device.empty())
-    v.device = waited.verdict.status->device;
+  // The device recorded from attach, "" when there was none (§5.4).
+  auto waited = CheckedCall(n, argv_.WaitForAttach(v.device, json), "kubelet");
+  if (!waited.result.ok() && !waited.result.not_supported()) {
+    FailStep(waited, "F8 (protocol §7: waitforattach returns the device)",
+             "waitforattach must succeed, got " + Why(waited.result));
+  }
+  // Not supported: the device it was given; Success: the device it
+  // answered, "" when it answered none.
+  if (waited.result.ok())
+    v.device = waited.result.verdict.status ? waited.result.verdict.status->device : "";
   v.global_path = Paths(n).DeviceMountPath(spec.name);
   // prepareForMount: 0750 (mountdevice is skipped where it is a mount point).
   n.mounter().MakeDirs(v.global_path, 0750);
@@ -477,16 +640,57 @@ void KubeletUnmount(sim::Node& n, const std::string& dir) {
   }
 }
 
+void KubeletRemoveDir(sim::Node& n, const std::string& dir) {
+  if (!n.mounter().PathExists(dir)) return;
+  try {
+    n.mounter().RemoveDir(dir);
+  } catch (const std::exception&) {
+    if (n.mounter().PathExists(dir)) throw;
+  }
+}
+
+void CaseContext::AbandonTeardown(sim::Node& n, const std::string& dir) {
+  std::string outcome = "cleaned up";
+  try {
+    while (n.mounter().IsMountPoint(dir)) KubeletUnmount(n, dir);
+    if (n.mounter().PathExists(dir)) n.mounter().RemoveDir(dir);
+  } catch (const std::exception& e) {
+    outcome = std::string("clean-up failed: ") + e.what();
+  }
+  transcript_.AddEvent("harness clean-up",
+                       {{"path", dir},
+                        {"why", "kubelet would retry this teardown forever; the case stops here"},
+                        {"outcome", outcome}});
+}
+
+// kubelet's os.Remove after a successful teardown, only if the directory is
+// still there: "Flexvolume driver may remove the directory. Ignore if it
+// does." (cluster-facts §3).
+static void RemoveIfPresent(CaseContext& c, sim::Node& n, const std::string& dir,
+                            const std::string& rule, const std::string& after) {
+  try {
+    KubeletRemoveDir(n, dir);
+  } catch (const std::exception& e) {
+    c.Fail(rule, "rmdir after " + after + ": " + e.what());
+  }
+}
+
 void CaseContext::TearDownPod(PodVolume& v) {
   sim::Node& n = *v.node;
   // TearDownAt skips the driver when the directory is gone.
   if (!n.mounter().PathExists(v.pod_dir)) return;
   if (v.driver_mounted) {
-    auto r = Call(n, argv_.Unmount(v.pod_dir));
-    if (r.not_supported()) {
+    auto r = CheckedCall(n, argv_.Unmount(v.pod_dir), "kubelet");
+    if (r.result.not_supported()) {
       if (n.mounter().IsMountPoint(v.pod_dir)) KubeletUnmount(n, v.pod_dir);
-    } else if (!r.ok()) {
-      Fail("F10 (protocol §7: unmount succeeds)", "unmount " + v.pod_dir + " failed: " + Why(r));
+    } else if (!r.result.ok()) {
+      if (!r.failing.rule.empty()) {
+        // kubelet retries; the retry is skipped only if the driver removed the dir.
+        if (!n.mounter().PathExists(v.pod_dir)) return;
+        AbandonTeardown(n, v.pod_dir);
+      }
+      FailStep(r, "F10 (protocol §7: unmount succeeds)",
+               "unmount " + v.pod_dir + " failed: " + Why(r.result));
     }
   } else if (n.mounter().IsMountPoint(v.pod_dir)) {
     KubeletUnmount(n, v.pod_dir);
@@ -495,36 +699,39 @@ void CaseContext::TearDownPod(PodVolume& v) {
     Fail("F11 (protocol §7: unmount leaves nothing mounted)",
          "unmount reported Success but " + v.pod_dir + " is still a mount point");
   }
-  try {
-    n.mounter().RemoveDir(v.pod_dir);
-  } catch (const std::exception& e) {
-    Fail("F11 (kubelet removes the pod dir after unmount)",
-         std::string("rmdir after unmount: ") + e.what());
-  }
+  RemoveIfPresent(*this, n, v.pod_dir, "F11 (kubelet removes the pod dir after unmount)",
+                  "unmount");
 }
 
 void CaseContext::UnmountDevice(sim::Node& n, const std::string& global_path) {
   if (!n.mounter().PathExists(global_path)) return;
   if (n.mounter().IsMountPoint(global_path)) {
-    auto r = Call(n, argv_.UnmountDevice(global_path));
-    if (r.not_supported()) {
+    auto r = CheckedCall(n, argv_.UnmountDevice(global_path), "kubelet");
+    if (r.result.not_supported()) {
       n.mounter().Unmount(global_path);
-    } else if (!r.ok()) {
-      Fail("F10 (protocol §7: unmountdevice succeeds)", "unmountdevice failed: " + Why(r));
+    } else if (!r.result.ok()) {
+      // kubelet's retry skips unmountdevice once the path is no mount point.
+      if (r.failing.rule.empty() || n.mounter().IsMountPoint(global_path)) {
+        if (!r.failing.rule.empty()) AbandonTeardown(n, global_path);
+        FailStep(r, "F10 (protocol §7: unmountdevice succeeds)",
+                 "unmountdevice failed: " + Why(r.result));
+      }
     }
     if (n.mounter().IsMountPoint(global_path)) {
       Fail("F11 (protocol §7: unmountdevice leaves nothing mounted)",
            "unmountdevice reported Success but " + global_path + " is still mounted");
     }
   }
-  n.mounter().RemoveDir(global_path);
+  RemoveIfPresent(*this, n, global_path, "F11 (kubelet removes the global dir after unmountdevice)",
+                  "unmountdevice");
 }
 
 void CaseContext::Detach(sim::Node& n, const sim::VolumeSpec& spec) {
   const std::string component = profile_.kubelet_managed_attach ? "kubelet" : "controller";
-  auto r = Call(n, argv_.Detach(spec.name, n.name()), component);
-  if (!r.ok() && !r.not_supported()) {
-    Fail("F12 (protocol §7: detach succeeds)", "detach " + spec.name + " failed: " + Why(r));
+  auto r = CheckedCall(n, argv_.Detach(spec.name, n.name()), component);
+  if (!r.result.ok() && !r.result.not_supported()) {
+    FailStep(r, "F12 (protocol §7: detach succeeds)",
+             "detach " + spec.name + " failed: " + Why(r.result));
   }
 }
 

@@ -4,9 +4,17 @@
 // tracker, unique names, and kubelet-style steps (set up a pod volume, tear
 // it down) built on the simulator's argv/options builders and invoker.
 // Every driver call is checked against the rules that hold for any verb:
-// one JSON document on combined output (F1-F3), no hang or held pipe
-// (F16, F17), no secret in the output (F21), a stable Not supported (F7);
-// breaking one ends the case with a FAIL naming the rule.
+// one JSON document on combined output (F1-F3), exit code agreeing with
+// Success (F4), no hang or held pipe (F16, F17), no secret in the output
+// (F21), a stable Not supported (F7). Breaking one is recorded as a
+// finding and the case goes on as kubelet would: a call kubelet cannot
+// use fails its step, which kubelet retries; where the retry would be
+// skipped (the target is already mounted, or gone) kubelet goes on, so does
+// the case; where it would fail the same way forever, the case stops there.
+// Controller-side verbs (attach, detach, isattached) of a profile with
+// controller-managed attach run with the control plane's PATH (an empty
+// directory, as in a distroless kube-controller-manager, unless the
+// profile's controlPlanePath says otherwise).
 #include <atomic>
 #include <map>
 #include <memory>
@@ -16,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "conformance/case_result.h"
 #include "conformance/fixture.h"
 #include "conformance/profile.h"
 #include "conformance/tracker.h"
@@ -32,6 +41,7 @@ struct CaseFailure : std::runtime_error {
   CaseFailure(std::string rule_broken, const std::string& what)
       : std::runtime_error(what), rule(std::move(rule_broken)) {}
   std::string rule;
+  bool recorded = false;  // thrown by CaseContext::Fail, which recorded the finding
 };
 // Thrown to end a case with SKIP.
 struct CaseSkip : std::runtime_error {
@@ -43,8 +53,9 @@ struct PodVolume {
   sim::Node* node = nullptr;
   sim::VolumeSpec spec;
   sim::MountExtras pod;
-  std::string device;       // attachable drivers: the attached device
-  std::string global_path;  // attachable drivers: the device mount path
+  std::string attach_device;  // attachable drivers: attach's device ("" if none or Not supported)
+  std::string device;         // attachable drivers: the device waitforattach gave mountdevice
+  std::string global_path;    // attachable drivers: the device mount path
   std::string pod_dir;
   bool driver_mounted = true;  // false: kubelet's bind-mount fallback was used
   Tracker::Handle pod_undo = 0;
@@ -58,6 +69,10 @@ std::string Substitute(std::string text, const std::string& key, const std::stri
 // supported, and its clean-up): a transient EBUSY is retried, as kubelet
 // retries on its next reconcile. Throws after the last attempt.
 void KubeletUnmount(sim::Node& n, const std::string& dir);
+// kubelet's non-recursive os.Remove after a successful unmount or
+// unmountdevice: nothing when the driver removed the directory itself
+// (cluster-facts §3); throws when it is still mounted or not empty.
+void KubeletRemoveDir(sim::Node& n, const std::string& dir);
 
 class CaseContext {
  public:
@@ -126,7 +141,29 @@ class CaseContext {
   void Detach(sim::Node& n, const sim::VolumeSpec& spec);
 
   void Warn(const std::string& warning);
+  // Records that `rule` was broken and ends the case (FAIL). A `why` that
+  // only restates a finding already recorded (a teardown error quoting it)
+  // adds nothing.
   [[noreturn]] void Fail(const std::string& rule, const std::string& why) const;
+  // Records that `rule` was broken; the case goes on.
+  void Record(const std::string& rule, const std::string& why) const;
+  // Every rule broken so far, in order, each once.
+  std::vector<Finding> findings() const;
+  // True when `why` ends with the why of a recorded finding.
+  bool Restates(const std::string& why) const;
+  // The PATH controller-side verbs run with (cluster-facts §2): the
+  // profile's controlPlanePath, or an empty directory under the case dir.
+  std::string ControlPlanePath();
+  // One call as kube-controller-manager would make it (control-plane PATH)
+  // whatever the profile's attach management; with `as_warnings` its
+  // per-call findings are warnings (the profile says kubelet-managed
+  // attach, so the cluster never runs the verb there).
+  sim::CallResult CallInControlPlane(sim::Node& n, const sim::Args& args, bool as_warnings);
+  // A call in a shape kubelet never makes (e.g. unmount of a missing dir),
+  // which a case makes to probe robustness: its per-call findings are
+  // warnings, except a hang or a held pipe (F16, F17), which wedges any
+  // caller.
+  sim::CallResult CallKubeletNeverMakes(sim::Node& n, const sim::Args& args);
   [[noreturn]] void Skip(const std::string& why) const;
 
   // Secrets of this case (profile's plus any the case adds): redacted
@@ -165,7 +202,6 @@ class CaseContext {
     CaseContext& c_;
   };
 
-  // The rules every reply is held to (F1-F3, F7, F16, F17, F21, F27).
   // Probe storms: only a driver in a folder named as kubelet names them
   // (vendor~driver) has a folder of its own to watch; anything else (a
   // driver in /tmp, a build dir) would report its neighbours' changes.
@@ -174,12 +210,38 @@ class CaseContext {
   std::string RunRoot() const;
   // Probe storms: what a call changed in the driver's own folder.
   void CheckPluginDir(const std::string& verb, const std::vector<std::string>& changes);
-  void CheckReply(const std::string& verb, const std::string& harness_problem,
-                  const std::string& spawn_error, const std::string& raw_output,
-                  const sim::Verdict& verdict);
-  void CheckCanaries(const std::string& verb) const;    // FAIL when a canary exists
+  void CheckCanaries(const std::string& verb) const;  // FAIL when a canary exists
+  // How one call is made: in the control plane's environment, with its
+  // per-call findings as warnings.
+  struct CallMode {
+    bool control_plane = false;
+    bool as_warnings = false;
+    bool beyond_kubelet = false;  // a shape kubelet never calls
+  };
+  // A call and the per-call finding that made kubelet's operation fail
+  // (empty rule: none; the call's result is what it is).
+  struct Checked {
+    sim::CallResult result;
+    Finding failing;
+  };
+  Checked CheckedCall(sim::Node& n, const sim::Args& args, const std::string& component,
+                      const std::string& executable = "");
+  Checked CheckedCall(sim::Node& n, const sim::Args& args, const std::string& component,
+                      const std::string& executable, CallMode mode);
+  // The rules every reply is held to (F1-F4, F7, F16, F17, F21, F27): each
+  // broken one is recorded; returns the one that fails the call for kubelet.
+  Finding CheckReply(const std::string& verb, const std::string& harness_problem,
+                     const std::string& spawn_error, const std::string& raw_output,
+                     const sim::Verdict& verdict, CallMode mode);
   bool HasSecret(const std::string& raw_output) const;  // a secret of the case, raw or base64
-  [[noreturn]] void FailSecretLeak(const std::string& verb) const;
+  void RecordSecretLeak(const std::string& verb) const;
+  // A step whose call failed: the per-call finding stops the case when set,
+  // otherwise `rule` with `why`.
+  [[noreturn]] void FailStep(const Checked& c, const std::string& rule, const std::string& why);
+  // After a teardown step kubelet would retry forever: the harness unmounts
+  // and removes `dir` itself (an event in the transcript), so the leak
+  // audit does not repeat the finding.
+  void AbandonTeardown(sim::Node& n, const std::string& dir);
 
   const DriverProfile& profile_;
   const sim::VersionProfile* version_;
@@ -197,6 +259,8 @@ class CaseContext {
   mutable std::mutex mutex_;
   std::map<std::string, std::string> first_answer_;  // verb -> "not_supported" or "supported"
   std::vector<std::string> warnings_;
+  mutable std::vector<Finding> findings_;
+  std::string control_plane_path_;
   std::atomic<long long> counter_{0};
   std::atomic<long long> driver_time_ms_{0};
   SecretScanningRunner driven_runner_{*this};

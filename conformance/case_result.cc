@@ -12,8 +12,33 @@ const char* GradeName(Grade grade) {
       return "SKIP";
     case Grade::kWarn:
       return "WARN";
+    case Grade::kError:
+      return "ERROR";
   }
   return "?";
+}
+
+void AddFinding(CaseResult& r, Finding finding) {
+  for (const auto& f : r.findings) {
+    if (f.grade == finding.grade && f.rule == finding.rule && f.why == finding.why) return;
+  }
+  r.reason = r.findings.empty() ? finding.why : r.reason + "; " + finding.why;
+  // A rule the driver broke outranks a harness error met later: the FAIL stands.
+  const bool first_fail = finding.grade == Grade::kFail && r.grade != Grade::kFail;
+  if (r.findings.empty() || first_fail) r.rule = finding.rule;
+  if (finding.grade == Grade::kFail || r.grade != Grade::kFail) r.grade = finding.grade;
+  r.findings.push_back(std::move(finding));
+}
+
+std::vector<std::string> RulesBroken(const CaseResult& r) {
+  std::vector<std::string> rules;
+  for (const auto& f : r.findings) {
+    if (f.grade != Grade::kFail) continue;
+    bool seen = false;
+    for (const auto& x : rules) seen |= x == f.rule;
+    if (!seen) rules.push_back(f.rule);
+  }
+  return rules;
 }
 
 namespace {

@@ -9,21 +9,41 @@
 
 namespace flexkit::conform {
 
-enum class Grade { kPass, kFail, kSkip, kWarn };
-const char* GradeName(Grade grade);  // "PASS", "FAIL", "SKIP", "WARN"
+// kError: the harness itself broke (an exception of its own, a fixture
+// that would not start); the case has no verdict on the driver.
+enum class Grade { kPass, kFail, kSkip, kWarn, kError };
+const char* GradeName(Grade grade);  // "PASS", "FAIL", "SKIP", "WARN", "ERROR"
+
+// One rule a case saw broken (or the harness error that stopped it).
+struct Finding {
+  Grade grade = Grade::kFail;  // kFail or kError
+  std::string rule;            // "F1/F2/F3 (protocol §3: ...)"
+  std::string why;
+};
 
 struct CaseResult {
   std::string name;
   std::vector<std::string> tags;
   Grade grade = Grade::kPass;
-  std::string reason;  // SKIP: why; FAIL: what was wrong; WARN: the warnings, joined
-  std::string rule;  // FAIL/WARN: the rule broken, e.g. "F10 (protocol §7: unmount is idempotent)"
+  std::string reason;  // SKIP: why; FAIL/ERROR: every finding's why, joined; WARN: the warnings
+  // FAIL/ERROR/WARN: the first rule broken, e.g. "F10 (protocol §7: unmount is idempotent)"
+  std::string rule;
+  // Every rule the case saw broken, in the order seen, each once (FAIL and
+  // ERROR findings; warnings are in `warnings`).
+  std::vector<Finding> findings;
   std::vector<std::string> warnings;
   std::chrono::milliseconds duration{0};
   std::chrono::milliseconds driver_time{0};  // spent inside driver processes
   nlohmann::ordered_json transcript = nlohmann::ordered_json::array();  // secrets redacted
   CaseTimeline timeline;  // when each call ran, and the backend's requests meanwhile (HTML report)
 };
+
+// Adds `finding` (kFail or kError) unless the same one is already there,
+// and regrades `r`: FAIL (a rule the driver broke stands) over ERROR over
+// anything else.
+void AddFinding(CaseResult& r, Finding finding);
+// The distinct rules of the FAIL findings.
+std::vector<std::string> RulesBroken(const CaseResult& r);
 
 // A FAIL shows the calls that led to it: one line per call (node, argv,
 // exit, output, verdict, mount changes), secrets already redacted.

@@ -47,18 +47,22 @@ void FsGroupPerKubelet(CaseContext& c) {
     auto pod = c.Pod("pod");
     pod.fs_group = ++gid;
     auto v = c.SetUp(n, c.Volume(c.Unique("vol")), pod);
+    bool ownership_failed = false;
     if (kubelet_applies) {
+      // kubelet's SetUpAt ignores SetVolumeOwnership's error: the pod
+      // starts with the volume as the driver left it.
       try {
         n.mounter().SetVolumeOwnership(v.pod_dir, gid);
       } catch (const std::exception& e) {
-        c.Fail("F22 (protocol §3: fsGroup capability)",
-               "the driver leaves fsGroup to kubelet (fsGroup:true), but kubelet's ownership "
-               "change failed on the mounted volume: " +
-                   std::string(e.what()));
+        ownership_failed = true;
+        c.Warn(
+            "the driver leaves fsGroup to kubelet (fsGroup:true), but kubelet's ownership "
+            "change failed on the mounted volume (kubelet ignores that): " +
+            std::string(e.what()));
       }
     }
     const long group = n.mounter().GroupOf(v.pod_dir);
-    if (group != gid) {
+    if (!ownership_failed && group != gid) {
       c.Fail("F22 (protocol §4: fsGroup key per release)",
              "as kubelet " + kubernetes + " (fsGroup sent as \"" + key + "\": \"" +
                  std::to_string(gid) + "\"), the volume root is owned by group " +

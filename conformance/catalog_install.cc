@@ -9,6 +9,11 @@
 // installs the safe way (a dot-file, which the prober ignores, then a
 // rename), which checks only that init answers while its file is replaced.
 //
+// A driver in a plugin folder (`vendor~driver/driver`) may keep helpers
+// beside its executable (a sourced common.sh, an init helper): the whole
+// folder is installed, helpers first, each the same safe way, and the
+// executable last.
+//
 // The installer is always another process, as on a node. Copying from a
 // thread of this process would let a driver call forked meanwhile inherit
 // the open write descriptor, and the kernel then refuses to exec the
@@ -16,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <optional>
 
 #include "conformance/background_process.h"
 #include "conformance/catalog.h"
@@ -31,6 +37,26 @@ std::string ReadAll(const fs::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// The driver's own folder when it is a plugin folder (its helpers belong
+// to the install), otherwise none: only the executable is installed.
+std::optional<fs::path> DriverFolder(const DriverProfile& p) {
+  const fs::path folder = fs::path(p.driver).parent_path();
+  if (folder.filename().string().find('~') == std::string::npos) return std::nullopt;
+  return folder;
+}
+
+// `to` gets the driver: its whole folder when it has one, else the executable.
+void CopyDriver(const DriverProfile& p, const fs::path& to, const std::string& exe) {
+  fs::create_directories(to);
+  if (auto folder = DriverFolder(p)) {
+    fs::copy(*folder, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    const fs::path copied = to / fs::path(p.driver).filename();
+    if (copied != to / exe) fs::rename(copied, to / exe);
+  } else {
+    fs::copy_file(p.driver, to / exe, fs::copy_options::overwrite_existing);
+  }
+}
+
 // Two copies of the driver, in folders named like the plugin folder (an
 // installer may derive its destination from its own location), the second
 // one byte longer.
@@ -39,8 +65,7 @@ std::vector<fs::path> DistinctCopies(CaseContext& c, const std::string& folder,
   std::vector<fs::path> copies;
   for (const char* variant : {"install-a", "install-b"}) {
     const fs::path dir = fs::path(c.case_dir()) / variant / folder;
-    fs::create_directories(dir);
-    fs::copy_file(c.profile().driver, dir / exe, fs::copy_options::overwrite_existing);
+    CopyDriver(c.profile(), dir, exe);
     copies.push_back(dir / exe);
   }
   std::ofstream(copies[1], std::ios::binary | std::ios::app) << '\n';
@@ -53,9 +78,8 @@ void HotInstall(CaseContext& c) {
   const std::string folder = sim::EscapeDriverName(name);
   const std::string exe = sim::ExecutableName(name);
   const fs::path dir = fs::path(n.plugin_dir()) / folder;
-  fs::create_directories(dir);
   const auto target = dir / exe;
-  fs::copy_file(c.profile().driver, target, fs::copy_options::overwrite_existing);
+  CopyDriver(c.profile(), dir, exe);
   c.tracker().Push("remove " + dir.string(), [dir] { fs::remove_all(dir); });
 
   constexpr int kInstalls = 6;
@@ -63,12 +87,26 @@ void HotInstall(CaseContext& c) {
   std::string expected_final;
   const std::string log = c.case_dir() + "/installer.log";
   if (c.profile().install.empty()) {
-    // Paths are arguments, never spliced into the script.
-    installs.push_back({"/bin/sh", "-c",
-                        "for i in 1 2 3 4 5 6; do cp -- \"$1\" \"$2\" && mv -f -- \"$2\" \"$3\" "
-                        "|| exit 1; done",
-                        "installer", c.profile().driver,
-                        (dir / ("." + exe + ".installing")).string(), target.string()});
+    // Paths are arguments, never spliced into the script. Each helper is
+    // copied to a dot-name (the prober ignores it) and renamed into place,
+    // then the executable the same way.
+    const auto folder_src = DriverFolder(c.profile());
+    installs.push_back(
+        {"/bin/sh", "-c",
+         "src=$1 exe=$2 name=$3 dest=$4\n"
+         "for i in 1 2 3 4 5 6; do\n"
+         "  if [ -n \"$src\" ]; then for p in \"$src\"/* \"$src\"/.[!.]*; do\n"
+         "    [ -e \"$p\" ] || continue; e=${p##*/}; [ \"$p\" = \"$exe\" ] && continue\n"
+         "    rm -rf -- \"$dest/.$e.installing\" && cp -a -- \"$p\" \"$dest/.$e.installing\" || "
+         "exit 1\n"
+         "    if [ -d \"$dest/.$e.installing\" ]; then rm -rf -- \"$dest/$e\"; fi\n"
+         "    mv -f -- \"$dest/.$e.installing\" \"$dest/$e\" || exit 1\n"
+         "  done; fi\n"
+         "  cp -- \"$exe\" \"$dest/.$name.installing\" && "
+         "mv -f -- \"$dest/.$name.installing\" \"$dest/$name\" || exit 1\n"
+         "done",
+         "installer", folder_src ? folder_src->string() : "", c.profile().driver, exe,
+         dir.string()});
     expected_final = ReadAll(c.profile().driver);
   } else {
     const auto copies = DistinctCopies(c, folder, exe);

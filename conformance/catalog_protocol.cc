@@ -74,6 +74,37 @@ void GetVolumeName(CaseContext& c) {
   }
 }
 
+// kube-controller-manager runs attach, isattached and detach from a
+// distroless image: no shell tools on PATH (cluster-facts §2). A driver
+// that needs them fails there: FAIL with controller-managed attach (every
+// attach of every case runs so), WARN when the profile says kubelet-managed
+// (it works only as long as the cluster keeps it that way).
+void ControllerVerbsWithoutShellTools(CaseContext& c) {
+  auto& n = c.node();
+  auto spec = c.Volume(c.Unique("vol"));
+  const bool warn_only = c.profile().kubelet_managed_attach;
+  const std::string json = c.Json(spec);
+  const std::string rule =
+      "F2 (cluster-facts §2: kube-controller-manager has no shell tools, a minimal PATH)";
+  auto judge = [&](const std::string& verb, const sim::CallResult& r) {
+    if (r.ok() || r.not_supported() || r.verdict.outcome == sim::Outcome::kDecodeError) return;
+    const std::string why = verb +
+                            " fails as the controller runs it (PATH=" + c.ControlPlanePath() +
+                            "): " + r.verdict.error;
+    if (warn_only) {
+      c.Warn(why + " [" + rule + "; the profile says kubelet-managed attach]");
+    } else {
+      c.Record(rule, why);
+    }
+  };
+  // Detached again whatever happens, in the environment the profile's cluster uses.
+  c.tracker().Push("detach " + spec.name, [&c, &n, spec] { c.Detach(n, spec); });
+  judge("attach", c.CallInControlPlane(n, c.argv().Attach(json, n.name()), warn_only));
+  judge("isattached", c.CallInControlPlane(n, c.argv().IsAttached(json, n.name()), warn_only));
+  judge("detach", c.CallInControlPlane(n, c.argv().Detach(spec.name, n.name()), warn_only));
+  TearDownAll(c);
+}
+
 }  // namespace
 
 void AddProtocolCases(std::vector<Case>& cases) {
@@ -86,6 +117,11 @@ void AddProtocolCases(std::vector<Case>& cases) {
       {"protocol/unknown-verb-not-supported", {"protocol"}, {"F6", "F7"}, Always, UnknownVerb});
   cases.push_back(
       {"protocol/getvolumename-never-fails", {"protocol"}, {"F29"}, Always, GetVolumeName});
+  cases.push_back({"protocol/controller-verbs-without-shell-tools",
+                   {"protocol", "attach"},
+                   {"F2"},
+                   AttachableOnly,
+                   ControllerVerbsWithoutShellTools});
 }
 
 }  // namespace flexkit::conform

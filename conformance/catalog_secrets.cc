@@ -1,7 +1,11 @@
 // [secrets]: values from kubernetes.io/secret/* (base64, mount only) are
 // accepted, invalid base64 is a Failure, and no secret value (raw or
 // base64) appears in any reply (F20, F21). The suite itself never prints
-// one: transcripts and reports are redacted.
+// one: transcripts and reports are redacted. kubelet always base64-encodes
+// secrets (cluster-facts §1), so invalid base64 never reaches a driver in
+// production: accepting it is a FAIL only for a driver whose profile
+// declares secrets (it reads them, and should check them); for any other
+// driver (and with no profile) it is a WARN.
 #include "conformance/catalog.h"
 #include "simulator/options_builder.h"
 
@@ -37,9 +41,16 @@ void InvalidBase64IsFailure(CaseContext& c) {
   auto r = c.Call(n, c.argv().Mount(dir, c.Json(spec, &pod)));
   if (r.not_supported())
     c.Skip("capability: mount is Not supported, so the driver never sees secrets");
-  if (r.ok())
-    c.Fail("F20 (protocol §4: secrets are base64; an invalid one is a Failure)",
-           "mount with an invalid base64 secret succeeded");
+  if (r.ok()) {
+    const std::string why = "mount with an invalid base64 secret succeeded";
+    if (c.profile().secrets.empty()) {
+      c.Warn(why +
+             " (the profile declares no secrets, so the driver may ignore them; kubelet "
+             "never sends invalid base64)");
+    } else {
+      c.Fail("F20 (protocol §4: secrets are base64; an invalid one is a Failure)", why);
+    }
+  }
   TearDownAll(c);
 }
 

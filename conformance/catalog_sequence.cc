@@ -168,10 +168,8 @@ class SequenceRun {
         v.ever_attached = true;  // a failed attach may still have attached (§5.3: uncertain)
         auto r = c_.Call(n, argv.Attach(json, n.name()), component_);
         if (auto d = OutcomeDiverges(a, e, r)) return d;
-        const std::string device = r.verdict.status ? r.verdict.status->device : "";
-        if (device.empty()) {
-          return Divergence{0, e.rule, "attach returns a device", "no device in the reply"};
-        }
+        // Not supported or no device: kubelet records devicePath "" (§3.4, §5.4).
+        const std::string device = r.ok() && r.verdict.status ? r.verdict.status->device : "";
         if (!v.attach_device.empty() && device != v.attach_device) {
           return Divergence{0, "F9 (protocol §7.5: a repeated attach returns the same device)",
                             "device " + v.attach_device, "device " + device};
@@ -185,7 +183,8 @@ class SequenceRun {
         if (auto d = OutcomeDiverges(a, e, r)) return d;
         if (r.ok()) {
           const std::string device = r.verdict.status ? r.verdict.status->device : "";
-          if (device.empty()) {
+          // Given "", kubelet passes on whatever it answers (§5.4).
+          if (device.empty() && !v.attach_device.empty()) {
             return Divergence{0, e.rule, "waitforattach returns the device", "no device"};
           }
           v.mount_device = device;
@@ -197,6 +196,14 @@ class SequenceRun {
         if (auto d = OutcomeDiverges(a, e, r)) return d;
         if (r.ok() && e.check_attached) {
           const bool attached = r.verdict.status && r.verdict.status->attached;
+          // The controller asks only of volumes it believes attached (§5.5):
+          // true for one the model has detached is recorded, and the walk goes on.
+          if (attached && !e.attached) {
+            c_.Warn(
+                "isattached answered attached:true for a volume the model has detached (the "
+                "controller never asks then)");
+            return std::nullopt;
+          }
           if (attached != e.attached) {
             return Divergence{0, e.rule,
                               std::string("attached: ") + (e.attached ? "true" : "false"),
@@ -209,7 +216,9 @@ class SequenceRun {
         n.mounter().MakeDirs(v.global_path, 0750);  // prepareForMount (§5.6)
         auto r = c_.Call(n, argv.MountDevice(v.global_path, v.mount_device, json));
         if (auto d = OutcomeDiverges(a, e, r)) return d;
-        if (r.not_supported() && !n.mounter().IsMountPoint(v.global_path)) {
+        // kubelet's default MountDevice does nothing for device "" (§3.4).
+        if (r.not_supported() && !v.mount_device.empty() &&
+            !n.mounter().IsMountPoint(v.global_path)) {
           n.mounter().FormatAndMount(v.mount_device, v.global_path,
                                      spec_rw_.fs_type.empty() ? "ext4" : spec_rw_.fs_type, false);
         }
@@ -262,7 +271,7 @@ class SequenceRun {
       return Divergence{0, rule, dir + " unmounted", "still a mount point"};
     }
     try {
-      n.mounter().RemoveDir(dir);
+      KubeletRemoveDir(n, dir);  // the driver may have removed it (cluster-facts §3)
     } catch (const std::exception& ex) {
       return Divergence{0, rule, "kubelet removes " + dir, ex.what()};
     }
@@ -397,7 +406,7 @@ class SequenceRun {
       if (problem.empty()) problem = dir + " still mounted after teardown";
       KubeletUnmount(n, dir);
     }
-    n.mounter().RemoveDir(dir);
+    KubeletRemoveDir(n, dir);
     if (!problem.empty()) throw std::runtime_error(problem);
   }
 

@@ -1,6 +1,7 @@
 // flexconform: the FlexVolume conformance suite (README.md beside this
 // file). Exit codes: 0 every case passed (WARN and SKIP allowed), 1 a case
-// failed, 2 usage or environment error.
+// failed (a driver whose init kubelet refuses included), 2 usage or
+// environment error, an interrupted run, or a harness ERROR with no FAIL.
 #include <signal.h>
 #include <unistd.h>
 
@@ -130,20 +131,27 @@ int main(int argc, char** argv) {
       profile = LoadProfile(profile_path);
       if (!driver.empty()) profile.driver = driver;
     } else if (!driver.empty()) {
-      profile = DeriveProfile(driver);
+      profile.driver = driver;
     } else {
       profile = bundled == "stock" ? BundledStockConvoyProfile(SelfDir())
                                    : BundledConvoyProfile(SelfDir());
     }
     profile.driver = std::filesystem::absolute(profile.driver).lexically_normal().string();
     if (profile.driver_name.empty()) profile.driver_name = DriverNameFor(profile.driver);
-    if (!profile.capabilities) profile.capabilities = DeriveProfile(profile.driver).capabilities;
     if (!timeout.empty()) profile.default_timeout = ParseDuration(timeout);
     if (::access(profile.driver.c_str(), X_OK) != 0) {
       std::cerr << "flexconform: driver " << profile.driver << " is not an executable file\n";
       return 2;
     }
-    if (profile.needs_root && ::geteuid() != 0) {
+    // Without capabilities from a profile they come from init: a broken
+    // init is the driver's verdict (kubelet would not register it), not a
+    // usage error.
+    std::string refusal;
+    if (!profile.capabilities) {
+      refusal = InitRefusal(profile.driver, profile.driver_name);
+      if (refusal.empty()) profile.capabilities = DeriveProfile(profile.driver).capabilities;
+    }
+    if (refusal.empty() && profile.needs_root && ::geteuid() != 0) {
       std::cerr
           << "flexconform: the profile needs root (private mount namespaces, mounts"
           << (profile.fixture.kind == "convoy-fake" ? ", loop devices" : "")
@@ -185,7 +193,12 @@ int main(int argc, char** argv) {
                   << catalog_options.sequence.seed << " replays it)\n";
       }
     }
-    auto summary = RunCases(profile, selected, settings);
+    auto summary =
+        refusal.empty() ? RunCases(profile, selected, settings) : RefusedRun(selected, refusal);
+    if (!refusal.empty()) {
+      for (std::size_t i = 0; i < summary.results.size(); ++i)
+        console.CaseFinished(summary.results[i], i, summary.results.size());
+    }
     console.Summary(summary);
     if (keep) std::cout << "run directory kept: " << summary.run_dir << "\n";
     if (!junit.empty()) WriteReport(junit, JunitXml(summary, "flexconform"));

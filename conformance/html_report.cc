@@ -400,7 +400,7 @@ th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 td.reason{max-width:40em;overflow-wrap:anywhere}
 .badge{display:inline-block;padding:0 .5em;border-radius:3px;color:#fff;font-weight:600}
 .badge.PASS{background:#2e7d32}.badge.FAIL{background:#c62828}
-.badge.SKIP{background:#00838f}.badge.WARN{background:#ef6c00}
+.badge.SKIP{background:#00838f}.badge.WARN{background:#ef6c00}.badge.ERROR{background:#6a1b9a}
 tr.FAIL{background:#fdecea}tr.WARN{background:#fff4e5}
 section.case{background:#fff;border:1px solid #ddd;border-left:6px solid #2e7d32;border-radius:4px;
  margin:1em 0;padding:.8em;overflow-x:auto}
@@ -531,6 +531,17 @@ std::string HtmlText(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
+namespace {
+// The summary table's rule column: every rule the case broke.
+std::string RulesCell(const CaseResult& r) {
+  const auto rules = RulesBroken(r);
+  if (rules.size() < 2) return r.rule;
+  std::string cell;
+  for (const auto& rule : rules) cell += (cell.empty() ? "" : "; ") + rule;
+  return cell;
+}
+}  // namespace
+
 std::string HtmlReport(const RunSummary& summary, const std::string& driver,
                        const std::string& fixture) {
   std::map<std::string, int> verdict_counts;
@@ -547,14 +558,14 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
           "</code>, fixture <code>" + HtmlText(fixture) +
           "</code>: " + std::to_string(summary.results.size()) + " cases in " +
           Seconds(summary.wall) + " (driver processes " + Seconds(summary.driver_time) + ")";
-  for (const char* grade : {"PASS", "FAIL", "WARN", "SKIP"})
+  for (const char* grade : {"PASS", "FAIL", "WARN", "SKIP", "ERROR"})
     html += ", <span class=\"badge " + std::string(grade) + "\">" +
             std::to_string(verdict_counts[grade]) + " " + grade + "</span>";
   if (summary.interrupted) html += " (interrupted)";
   html += ". Secrets are redacted. Hover an arrow for the call's argv and reply.</p>\n";
 
   html += "<div id=\"filters\"><fieldset><legend>Verdict</legend>";
-  for (const char* grade : {"PASS", "FAIL", "WARN", "SKIP"}) {
+  for (const char* grade : {"PASS", "FAIL", "WARN", "SKIP", "ERROR"}) {
     html += "<label><input type=\"checkbox\" data-kind=\"verdict\" value=\"" + std::string(grade) +
             "\" checked> " + grade + " (" + std::to_string(verdict_counts[grade]) + ")</label>";
   }
@@ -575,7 +586,7 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
             HtmlText(Tags(r.tags)) + "\"><td><a href=\"#case-" + std::to_string(i) + "\">" +
             HtmlText(r.name) + "</a></td><td>" + HtmlText(Tags(r.tags)) +
             "</td><td><span class=\"badge " + grade + "\">" + grade + "</span></td><td>" +
-            Seconds(r.duration) + "</td><td>" + HtmlText(r.rule, 300) +
+            Seconds(r.duration) + "</td><td>" + HtmlText(RulesCell(r), 600) +
             "</td><td class=\"reason\">" + HtmlText(r.reason, 1000) + "</td></tr>\n";
   }
   html += "</tbody></table>\n";
@@ -589,9 +600,18 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
             HtmlText(r.name) + " <span class=\"badge " + grade + "\">" + grade +
             "</span></h2><p>Tags: " + HtmlText(Tags(r.tags)) + "; " + Seconds(r.duration) +
             " (driver " + Seconds(r.driver_time) + ")</p>";
-    if (r.grade == Grade::kFail) {
-      html += "<div class=\"failure\"><p><b>Rule broken:</b> " + HtmlText(r.rule) +
-              "</p><p><b>Why:</b> " + HtmlText(r.reason, 8192) + "</p>";
+    if (r.grade == Grade::kFail || r.grade == Grade::kError) {
+      html += "<div class=\"failure\">";
+      if (r.findings.size() > 1)
+        html += "<p><b>" + std::to_string(r.findings.size()) + " findings</b></p>";
+      for (const auto& f : r.findings) {
+        html += std::string("<p><b>") +
+                (f.grade == Grade::kError ? "Harness error:" : "Rule broken:") + "</b> " +
+                HtmlText(f.rule) + "</p><p><b>Why:</b> " + HtmlText(f.why, 8192) + "</p>";
+      }
+      if (r.findings.empty())
+        html += "<p><b>Rule broken:</b> " + HtmlText(r.rule) + "</p><p><b>Why:</b> " +
+                HtmlText(r.reason, 8192) + "</p>";
       if (const auto index = FailingCall(r)) {
         const Json& failing = r.transcript[*index];
         html += "<p><b>Failing call</b> (" + HtmlText(CallerLifeline(failing)) + "): <code>" +

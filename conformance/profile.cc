@@ -97,7 +97,7 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
   CheckKeys(origin, root, "the profile",
             {"driver", "driverName", "capabilities", "attachManagement", "kubernetes",
              "volumeOptions", "fsTypes", "invalidOptions", "freeTextOptions", "secrets", "nodes",
-             "nodeEnv", "privileges", "timeouts", "skip", "install", "fixture"});
+             "nodeEnv", "privileges", "timeouts", "skip", "install", "fixture", "controlPlanePath"});
   DriverProfile p;
   if (!root["driver"]) throw ProfileError(origin, root, "'driver' (the executable) is required");
   p.driver = Resolve(base_dir, As<std::string>(origin, root["driver"], "driver"));
@@ -121,6 +121,8 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
       throw ProfileError(origin, n, "attachManagement must be 'controller' or 'kubelet'");
     p.kubelet_managed_attach = v == "kubelet";
   }
+  if (auto n = root["controlPlanePath"])
+    p.control_plane_path = As<std::string>(origin, n, "controlPlanePath");
   if (auto n = root["kubernetes"]) p.kubernetes = As<std::string>(origin, n, "kubernetes");
   if (auto n = root["volumeOptions"]) p.volume_options = StringMap(origin, n, "volumeOptions");
   if (auto n = root["fsTypes"]) p.fs_types = As<std::vector<std::string>>(origin, n, "fsTypes");

@@ -33,7 +33,10 @@ struct DriverProfile {
   // Expected init capabilities; nullopt = whatever init says is taken.
   std::optional<sim::DriverCapabilities> capabilities;
   bool kubelet_managed_attach = false;  // attach by kubelet instead of the controller
-  std::string kubernetes = "current";   // simulator version profile
+  // PATH of controller-side calls (attach, detach, isattached); empty: an
+  // empty directory, as a distroless kube-controller-manager has.
+  std::string control_plane_path;
+  std::string kubernetes = "current";  // simulator version profile
   // Options of the test volume; "{{unique}}" becomes a name unique per case.
   std::map<std::string, std::string> volume_options;
   std::vector<std::string> fs_types;  // tried by the [fstype] cases

@@ -1,5 +1,6 @@
 #include "conformance/reports.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -39,6 +40,37 @@ std::string XmlEscape(const std::string& s) {
   return out;
 }
 
+// Every distinct rule broken in the run, with the cases that broke it,
+// in the order first seen.
+std::vector<std::pair<std::string, std::vector<std::string>>> DistinctRules(const RunSummary& s) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> rules;
+  for (const auto& r : s.results) {
+    for (const auto& rule : RulesBroken(r)) {
+      auto it = std::find_if(rules.begin(), rules.end(),
+                             [&rule](const auto& e) { return e.first == rule; });
+      if (it == rules.end()) it = rules.insert(rules.end(), {rule, {}});
+      it->second.push_back(r.name);
+    }
+  }
+  return rules;
+}
+
+// The case's findings; a result made without any (a FAIL given only a rule
+// and a reason) has that one.
+std::vector<Finding> FindingsOf(const CaseResult& r) {
+  if (!r.findings.empty() || (r.grade != Grade::kFail && r.grade != Grade::kError))
+    return r.findings;
+  return {{r.grade, r.rule, r.reason}};
+}
+
+std::string FindingsText(const CaseResult& r) {
+  std::string out;
+  for (const auto& f : FindingsOf(r)) {
+    out += std::string(f.grade == Grade::kError ? "ERROR " : "") + f.rule + ": " + f.why + "\n";
+  }
+  return out;
+}
+
 std::string Seconds(std::chrono::milliseconds ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", ms.count() / 1000.0);
@@ -52,7 +84,8 @@ std::string ConsoleReporter::Paint(Grade grade, const std::string& text) const {
   static const std::map<Grade, const char*> colours = {{Grade::kPass, "\033[32m"},
                                                        {Grade::kFail, "\033[31;1m"},
                                                        {Grade::kSkip, "\033[36m"},
-                                                       {Grade::kWarn, "\033[33m"}};
+                                                       {Grade::kWarn, "\033[33m"},
+                                                       {Grade::kError, "\033[35;1m"}};
   return colours.at(grade) + text + "\033[0m";
 }
 
@@ -68,10 +101,13 @@ void ConsoleReporter::CaseFinished(const CaseResult& r, std::size_t index, std::
        << r.name << " (" << r.duration.count() << " ms)";
   if (r.grade == Grade::kSkip || r.grade == Grade::kWarn) out_ << ": " << r.reason;
   out_ << "\n";
-  if (r.grade == Grade::kFail) {
-    out_ << "    rule: " << r.rule << "\n    why:  " << r.reason
-         << "\n    calls (secrets redacted):\n"
-         << FormatCalls(r.transcript);
+  if (r.grade == Grade::kFail || r.grade == Grade::kError) {
+    for (const auto& f : FindingsOf(r)) {
+      out_ << (f.grade == Grade::kError ? "    harness error: " : "    rule: ") << f.rule
+           << "\n    why:  " << f.why << "\n";
+    }
+    if (!r.transcript.empty())
+      out_ << "    calls (secrets redacted):\n" << FormatCalls(r.transcript);
   }
   out_ << std::flush;
 }
@@ -85,21 +121,32 @@ void ConsoleReporter::Summary(const RunSummary& s) {
        << " s): " << Paint(Grade::kPass, std::to_string(counts[Grade::kPass]) + " passed") << ", "
        << Paint(Grade::kFail, std::to_string(counts[Grade::kFail]) + " failed") << ", "
        << Paint(Grade::kWarn, std::to_string(counts[Grade::kWarn]) + " warned") << ", "
-       << Paint(Grade::kSkip, std::to_string(counts[Grade::kSkip]) + " skipped")
-       << (s.interrupted ? " (interrupted)" : "") << "\n";
+       << Paint(Grade::kSkip, std::to_string(counts[Grade::kSkip]) + " skipped");
+  if (counts[Grade::kError] > 0)
+    out_ << ", " << Paint(Grade::kError, std::to_string(counts[Grade::kError]) + " harness errors");
+  out_ << (s.interrupted ? " (interrupted)" : "") << "\n";
+  const auto rules = DistinctRules(s);
+  if (!rules.empty()) {
+    out_ << rules.size() << " distinct rule" << (rules.size() == 1 ? "" : "s") << " broken:\n";
+    for (const auto& [rule, cases] : rules) {
+      out_ << "  " << rule << ": " << cases.size() << " case" << (cases.size() == 1 ? "" : "s")
+           << " (" << cases.front() << (cases.size() > 1 ? ", ..." : "") << ")\n";
+    }
+  }
 }
 
 std::string JunitXml(const RunSummary& s, const std::string& suite_name) {
-  int failures = 0, skipped = 0;
+  int failures = 0, skipped = 0, errors = 0;
   for (const auto& r : s.results) {
     failures += r.grade == Grade::kFail;
     skipped += r.grade == Grade::kSkip;
+    errors += r.grade == Grade::kError;
   }
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
   xml += "  <testsuite name=\"" + XmlEscape(suite_name) + "\" tests=\"" +
          std::to_string(s.results.size()) + "\" failures=\"" + std::to_string(failures) +
-         "\" errors=\"0\" skipped=\"" + std::to_string(skipped) + "\" time=\"" + Seconds(s.wall) +
-         "\">\n";
+         "\" errors=\"" + std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) +
+         "\" time=\"" + Seconds(s.wall) + "\">\n";
   for (const auto& r : s.results) {
     const auto slash = r.name.find('/');
     const std::string classname = suite_name + "." + r.name.substr(0, slash);
@@ -112,9 +159,15 @@ std::string JunitXml(const RunSummary& s, const std::string& suite_name) {
     xml += ">\n";
     if (r.grade == Grade::kSkip)
       xml += "      <skipped message=\"" + XmlEscape(r.reason) + "\"/>\n";
-    if (r.grade == Grade::kFail) {
-      xml += "      <failure message=\"" + XmlEscape(r.rule + ": " + r.reason) + "\" type=\"" +
-             XmlEscape(r.rule) + "\">" + XmlEscape(FormatCalls(r.transcript)) + "</failure>\n";
+    if (r.grade == Grade::kFail || r.grade == Grade::kError) {
+      // One element per testcase is what reporters read: every rule in its message.
+      std::string message;
+      for (const auto& f : FindingsOf(r))
+        message += (message.empty() ? "" : " | ") + f.rule + ": " + f.why;
+      const char* element = r.grade == Grade::kFail ? "failure" : "error";
+      xml += std::string("      <") + element + " message=\"" + XmlEscape(message) + "\" type=\"" +
+             XmlEscape(r.rule) + "\">" + XmlEscape(FindingsText(r) + FormatCalls(r.transcript)) +
+             "</" + element + ">\n";
     }
     if (r.grade == Grade::kWarn)
       xml += "      <system-out>WARN: " + XmlEscape(r.reason) + "</system-out>\n";
@@ -130,6 +183,9 @@ std::string JsonReport(const RunSummary& s, const std::string& driver) {
   doc["wall_ms"] = s.wall.count();
   doc["driver_ms"] = s.driver_time.count();
   doc["interrupted"] = s.interrupted;
+  doc["rules_broken"] = nlohmann::ordered_json::array();
+  for (const auto& [rule, cases] : DistinctRules(s))
+    doc["rules_broken"].push_back({{"rule", rule}, {"cases", cases}});
   doc["cases"] = nlohmann::ordered_json::array();
   for (const auto& r : s.results) {
     nlohmann::ordered_json c;
@@ -138,6 +194,10 @@ std::string JsonReport(const RunSummary& s, const std::string& driver) {
     c["verdict"] = GradeName(r.grade);
     c["reason"] = r.reason;
     c["rule"] = r.rule;
+    c["rules"] = RulesBroken(r);
+    c["findings"] = nlohmann::ordered_json::array();
+    for (const auto& f : FindingsOf(r))
+      c["findings"].push_back({{"verdict", GradeName(f.grade)}, {"rule", f.rule}, {"why", f.why}});
     c["warnings"] = r.warnings;
     c["duration_ms"] = r.duration.count();
     c["driver_ms"] = r.driver_time.count();

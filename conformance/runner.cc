@@ -5,12 +5,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "conformance/background_process.h"
 #include "conformance/call_timing.h"
 #include "conformance/leak_audit.h"
 #include "simulator/boost_process_runner.h"
+#include "simulator/plugin_name.h"
 
 namespace flexkit::conform {
 namespace {
@@ -24,13 +26,12 @@ std::string Join(const std::vector<std::string>& lines, const std::string& sep) 
 }
 
 void SetFail(CaseResult& r, const std::string& rule, const std::string& why) {
-  if (r.grade == Grade::kFail) {
-    r.reason += "; " + why;
-    return;
-  }
-  r.grade = Grade::kFail;
-  r.rule = rule;
-  r.reason = why;
+  AddFinding(r, {Grade::kFail, rule, why});
+}
+
+// The harness, not the driver, broke: ERROR, never a driver FAIL.
+void SetError(CaseResult& r, const std::string& what, const std::string& why) {
+  AddFinding(r, {Grade::kError, "harness", what + ": " + why});
 }
 
 CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string& case_dir,
@@ -73,22 +74,34 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
       fixture->Start(case_dir, nodes);
       for (auto* n : nodes) node_before.push_back(TakeNodeSnapshot(*n));
     } catch (const std::exception& e) {
-      SetFail(r, "environment", std::string("setting up the case: ") + e.what());
+      SetError(r, "setting up the case", e.what());
     }
-    if (ctx && r.grade != Grade::kFail) {
+    if (ctx && r.findings.empty()) {
+      std::string stopped;  // a harness exception
+      bool skipped = false;
       try {
         c.run(*ctx);
       } catch (const CaseSkip& e) {
-        r.grade = Grade::kSkip;
+        skipped = true;
         r.reason = e.what();
       } catch (const CaseFailure& e) {
-        SetFail(r, e.rule, e.what());
+        // Recorded by Fail; a CaseFailure thrown directly is added here.
+        if (!e.recorded) ctx->Record(e.rule, e.what());
       } catch (const std::exception& e) {
-        SetFail(r, "harness", std::string("the case stopped: ") + e.what());
+        stopped = e.what();
       }
       auto teardown = ctx->tracker().UnwindAll();
-      if (!teardown.empty())
-        SetFail(r, "protocol §7: teardown succeeds", "teardown: " + Join(teardown, "; "));
+      // The case's findings, per-call ones included, in the order seen.
+      for (const auto& f : ctx->findings()) AddFinding(r, f);
+      if (!stopped.empty()) SetError(r, "the case stopped", stopped);
+      std::vector<std::string> unexplained;
+      for (const auto& t : teardown) {
+        if (!ctx->Restates(t)) unexplained.push_back(t);
+      }
+      if (!unexplained.empty())
+        SetFail(r, "protocol §7: teardown succeeds", "teardown: " + Join(unexplained, "; "));
+      // A SKIP after a rule was broken stays a FAIL.
+      if (skipped && r.findings.empty()) r.grade = Grade::kSkip;
       std::set<pid_t> fixture_pids;
       for (pid_t p : fixture->Pids()) fixture_pids.insert(p);
       std::vector<std::string> leaks;
@@ -132,10 +145,72 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
 }  // namespace
 
 int RunSummary::ExitCode() const {
+  bool error = false;
   for (const auto& r : results) {
     if (r.grade == Grade::kFail) return 1;
+    error |= r.grade == Grade::kError;
   }
-  return 0;
+  return error ? 2 : 0;
+}
+
+std::string InitRefusal(const std::string& driver, const std::string& driver_name) {
+  sim::BoostProcessRunner runner;
+  sim::ProcessSpec spec;
+  spec.executable = driver;
+  spec.args = {"init"};
+  spec.harness_deadline = std::chrono::seconds(10);
+  const auto result = runner.Run(spec);
+  // kubelet's prober logs this and leaves the driver out of its plugins.
+  const std::string probe =
+      "kubelet does not register the driver (\"Error dynamically probing "
+      "plugins: Error creating Flexvolume plugin from directory " +
+      sim::EscapeDriverName(driver_name) + ", skipping\")";
+  const std::string output = nlohmann::json(result.combined.substr(0, 200))
+                                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (!result.spawn_error.empty()) return "init could not be run: " + result.spawn_error;
+  if (result.harness_deadline_hit || result.output_held_open)
+    return "init did not answer within 10 s (or a child kept its output open): kubelet's probe "
+           "would hang and the driver is never registered";
+  const auto verdict = sim::Judge("init", result.exit, result.combined);
+  switch (verdict.outcome) {
+    case sim::Outcome::kDecodeError:
+      return probe + ": kubelet cannot decode init's reply " + output + ": " + verdict.error;
+    case sim::Outcome::kNotSupported:
+    case sim::Outcome::kFailure:
+      return probe + ": init answered " + output + " (" + verdict.error + "), not Success";
+    case sim::Outcome::kSuccess:
+      break;
+  }
+  if (!verdict.status || !verdict.status->capabilities) {
+    return "init answered \"capabilities\": null: kubelet's NewFlexVolumePlugin dereferences the "
+           "nil pointer (a panic in the probe), so the driver is never registered";
+  }
+  return "";
+}
+
+RunSummary RefusedRun(const std::vector<const Case*>& cases, const std::string& refusal) {
+  constexpr const char* kInitCase = "protocol/init-reply";
+  RunSummary summary;
+  CaseResult init;
+  init.name = kInitCase;
+  init.tags = {"protocol", "init"};
+  AddFinding(init, {Grade::kFail,
+                    "F8 (protocol §3.3, §12.17: init answers Success with boolean capabilities, "
+                    "or kubelet refuses to register the driver)",
+                    refusal});
+  summary.results.push_back(init);
+  for (const auto* c : cases) {
+    if (c->name == kInitCase) continue;
+    CaseResult r;
+    r.name = c->name;
+    r.tags = c->tags;
+    r.grade = Grade::kSkip;
+    r.reason = std::string(kInitCase) +
+               ": kubelet refuses to register the driver, so it never "
+               "calls another verb";
+    summary.results.push_back(std::move(r));
+  }
+  return summary;
 }
 
 std::vector<std::string> SweepKilledRuns(const std::string& run_root) {

@@ -38,6 +38,17 @@ struct RunSummary {
 RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>& cases,
                     const RunSettings& settings);
 
+// kubelet's probe of `driver`: init, run once and judged as kubelet does.
+// Empty when kubelet would register the driver; otherwise kubelet's reason
+// for not registering it (an undecodable reply, "capabilities": null, a
+// non-boolean capability, a status other than Success, no answer).
+std::string InitRefusal(const std::string& driver, const std::string& driver_name);
+
+// The verdict on a driver kubelet refuses to register: protocol/init-reply
+// FAILs with `refusal` (whether selected or not: it is why nothing else
+// runs) and every selected case SKIPs for that reason.
+RunSummary RefusedRun(const std::vector<const Case*>& cases, const std::string& refusal);
+
 // Removes run dirs under `run_root` left by flexconform processes that no
 // longer exist; returns what it removed.
 std::vector<std::string> SweepKilledRuns(const std::string& run_root);

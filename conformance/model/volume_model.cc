@@ -153,6 +153,7 @@ Expectation VolumeModel::Expect(const State& state, const Action& action) const 
   e.allowed = {Outcome::kSuccess};
   switch (action.verb) {
     case Verb::kAttach:
+      e.allowed.insert(Outcome::kNotSupported);  // §3.4: default Attach, device ""
       e.device_required = true;
       e.rule = here.attached ? "F9 (protocol §7.5: attach of an attached volume succeeds)"
                              : "F8 (protocol §5.3: attach returns the device)";

@@ -42,6 +42,40 @@ TEST(Flexconform, UsageErrorsExitTwo) {
   EXPECT_NE(r.err.find("p.yaml:2: unknown key 'nodez'"), std::string::npos) << r.err;
 }
 
+// A driver kubelet would not register gets a verdict, not a usage error:
+// protocol/init-reply FAILs naming kubelet's reason, the rest SKIP, exit 1.
+TEST(Flexconform, BrokenInitFailsWithKubeletsReason) {
+  const std::string driver = std::string(FLEXKIT_CONTROLS_DIR) + "/flexkit~broken-init/broken-init";
+  const std::vector<std::pair<std::string, std::string>> variants = {
+      {"null", "nil pointer"},
+      {"string", "cannot unmarshal string"},
+      {"undecodable", "invalid character 'i'"}};
+  for (const auto& [variant, reason] : variants) {
+    SCOPED_TRACE(variant);
+    flexkit::testing::TempDir dir;
+    flexkit::testing::RunOptions options;
+    options.extra_env = {{"FLEXKIT_BROKEN_INIT", variant}};
+    auto r = RunProcess(
+        {Flexconform(), "--driver", driver, "--json", dir.Join("r.json"), "--run-root", dir.path()},
+        options);
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    auto doc = ReadJson(dir.Join("r.json"));
+    ASSERT_FALSE(doc["cases"].empty());
+    const auto& init = doc["cases"][0];
+    EXPECT_EQ(init["name"], "protocol/init-reply");
+    EXPECT_EQ(init["verdict"], "FAIL");
+    const std::string why = init["reason"];
+    EXPECT_NE(why.find(reason), std::string::npos) << why;
+    EXPECT_NE(why.find("register"), std::string::npos) << why;  // kubelet's consequence
+    for (std::size_t i = 1; i < doc["cases"].size(); ++i) {
+      EXPECT_EQ(doc["cases"][i]["verdict"], "SKIP") << doc["cases"][i]["name"];
+      EXPECT_NE(doc["cases"][i]["reason"].get<std::string>().find("refuses to register"),
+                std::string::npos);
+    }
+    EXPECT_NE(r.out.find("FAIL protocol/init-reply"), std::string::npos) << r.out;
+  }
+}
+
 TEST(Flexconform, CoverageExplainsEveryFailureMode) {
   auto r = RunProcess({Flexconform(), "--coverage"});
   EXPECT_EQ(r.exit_code, 0);

@@ -76,5 +76,56 @@ TEST(Reports, ConsoleColoursOnATerminal) {
   EXPECT_NE(out.str().find("\033[31;1mFAIL\033[0m"), std::string::npos);
 }
 
+// Every rule a case broke is shown, and the summary counts distinct rules.
+TEST(Reports, EveryFindingIsShownAndDistinctRulesCounted) {
+  RunSummary s;
+  CaseResult a;
+  a.name = "readonly/a";
+  AddFinding(a, {Grade::kFail, "F1", "mount: stray stderr"});
+  AddFinding(a, {Grade::kFail, "F18", "writable although ro"});
+  AddFinding(a, {Grade::kFail, "F1", "mount: stray stderr"});  // the same once
+  CaseResult b;
+  b.name = "lifecycle/b";
+  AddFinding(b, {Grade::kFail, "F1", "mount: stray stderr again"});
+  CaseResult e;
+  e.name = "install/e";
+  AddFinding(e, {Grade::kError, "harness", "the case stopped: boom"});
+  s.results = {a, b, e};
+  EXPECT_EQ(a.grade, Grade::kFail);
+  EXPECT_EQ(a.rule, "F1");
+  EXPECT_EQ(a.findings.size(), 2u);
+  EXPECT_EQ(RulesBroken(a), (std::vector<std::string>{"F1", "F18"}));
+  EXPECT_EQ(e.grade, Grade::kError);
+  EXPECT_EQ(s.ExitCode(), 1);
+  s.results = {e};
+  EXPECT_EQ(s.ExitCode(), 2) << "a harness error is no verdict on the driver";
+  s.results = {a, b, e};
+
+  auto doc = nlohmann::json::parse(JsonReport(s, "/d"));
+  EXPECT_EQ(doc["cases"][0]["rules"], nlohmann::json::array({"F1", "F18"}));
+  EXPECT_EQ(doc["cases"][0]["findings"].size(), 2u);
+  EXPECT_EQ(doc["cases"][2]["verdict"], "ERROR");
+  ASSERT_EQ(doc["rules_broken"].size(), 2u);
+  EXPECT_EQ(doc["rules_broken"][0]["rule"], "F1");
+  EXPECT_EQ(doc["rules_broken"][0]["cases"], nlohmann::json::array({"readonly/a", "lifecycle/b"}));
+
+  const std::string xml = JunitXml(s, "flexconform");
+  EXPECT_NE(xml.find("failures=\"2\" errors=\"1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("message=\"F1: mount: stray stderr | F18: writable although ro\""),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<error message=\"harness: the case stopped: boom\""), std::string::npos)
+      << xml;
+
+  std::ostringstream out;
+  ConsoleReporter console(out, false);
+  console.CaseFinished(s.results[0], 0, 3);
+  console.Summary(s);
+  EXPECT_NE(out.str().find("rule: F18"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("2 distinct rules broken"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("F1: 2 cases"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("1 harness errors"), std::string::npos) << out.str();
+}
+
 }  // namespace
 }  // namespace flexkit::conform

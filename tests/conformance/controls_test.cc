@@ -1,0 +1,176 @@
+// flexconform never fails what kubelet accepts: each driver in controls/
+// is correct in a way kubelet tolerates and some drivers in the wild rely
+// on, and must be graded with no FAIL. Beside them, drivers flexconform
+// must FAIL for the right reason: a defect that does not hide the next,
+// shell tools missing in the control plane, invalid base64 accepted by a
+// driver that declares secrets.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace {
+
+const std::string kControls = FLEXKIT_CONTROLS_DIR;
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  nlohmann::json doc;
+  const nlohmann::json* Case(const std::string& name) const {
+    for (const auto& c : doc["cases"]) {
+      if (c["name"] == name) return &c;
+    }
+    return nullptr;
+  }
+};
+
+Run Flexconform(std::vector<std::string> args) {
+  flexkit::testing::TempDir dir("flexconform-control");
+  flexkit::testing::RunOptions options;
+  options.deadline = std::chrono::seconds(180);
+  std::vector<std::string> argv = {flexkit::testing::BuiltBinary("conformance/flexconform"),
+                                   "--json",
+                                   dir.Join("r.json"),
+                                   "--run-root",
+                                   dir.path(),
+                                   "--seed",
+                                   "1",
+                                   "--random",
+                                   "3"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = flexkit::testing::RunProcess(argv, options);
+  Run run;
+  run.exit_code = r.exit_code;
+  run.out = r.out + r.err;
+  std::ifstream in(dir.Join("r.json"));
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!text.str().empty()) run.doc = nlohmann::json::parse(text.str());
+  return run;
+}
+
+struct Control {
+  std::string name;
+  bool attachable;
+  std::vector<std::string> warn;  // cases that must WARN (nothing FAILs)
+};
+
+void PrintTo(const Control& c, std::ostream* os) { *os << c.name; }
+
+class ControlTest : public ::testing::TestWithParam<Control> {};
+
+TEST_P(ControlTest, PassesWithNoFail) {
+  FLEXKIT_REQUIRE_ROOT();
+  const Control& c = GetParam();
+  std::vector<std::string> args = {"--driver", kControls + "/flexkit~" + c.name + "/" + c.name};
+  if (c.attachable) args.insert(args.begin(), {"--profile", kControls + "/profile-attach.yaml"});
+  auto r = Flexconform(args);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  int passed = 0;
+  for (const auto& kase : r.doc["cases"]) {
+    const std::string verdict = kase["verdict"];
+    EXPECT_TRUE(verdict == "PASS" || verdict == "SKIP" || verdict == "WARN")
+        << kase["name"] << ": " << verdict << " " << kase["reason"];
+    passed += verdict == "PASS" || verdict == "WARN";
+  }
+  EXPECT_GE(passed, 15) << r.out;
+  for (const auto& name : c.warn) {
+    const auto* kase = r.Case(name);
+    ASSERT_NE(kase, nullptr) << name;
+    EXPECT_EQ((*kase)["verdict"], "WARN") << name << ": " << (*kase)["reason"];
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Controls, ControlTest,
+    ::testing::Values(
+        // kubelet ignores a pod dir the driver removed (protocol §5.8).
+        Control{"removes-dir", false, {}},
+        // No declared secrets: invalid base64 (which kubelet never sends) is a WARN.
+        Control{"no-secrets", false, {"secrets/invalid-base64-is-failure"}},
+        // Go decodes "Status" and ignores the padding: WARN for the key only.
+        Control{"padded-status", false, {"protocol/init-reply", "lifecycle/mount-only"}},
+        // attach Not supported: device "", mountdevice does the work,
+        // unmountdevice removes the global dir.
+        Control{"attach-not-supported", true, {}},
+        // attach with no device, waitforattach "" echoed, isattached Not supported.
+        Control{"attach-no-device", true, {}}),
+    [](const auto& control_info) {
+      std::string name = control_info.param.name;
+      for (auto& ch : name) {
+        if (ch == '-') ch = '_';
+      }
+      return name;
+    });
+
+// A case lists every rule it saw broken: the stray stderr line of mount
+// (F1) does not hide that the mount ignored read-only (F18).
+TEST(Verdicts, OneDefectDoesNotHideTheNext) {
+  FLEXKIT_REQUIRE_ROOT();
+  auto r = Flexconform({"--driver", kControls + "/flexkit~two-defects/two-defects", "--focus",
+                        "readonly/write-fails|lifecycle/mount-only"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const auto* ro = r.Case("readonly/write-fails");
+  ASSERT_NE(ro, nullptr) << r.out;
+  EXPECT_EQ((*ro)["verdict"], "FAIL");
+  std::string rules;
+  for (const auto& rule : (*ro)["rules"]) rules += rule.get<std::string>() + "\n";
+  EXPECT_NE(rules.find("F1/F2/F3"), std::string::npos) << rules;
+  EXPECT_NE(rules.find("F18"), std::string::npos) << rules;
+  // The summary counts distinct rules: F1 is broken by both cases, once.
+  int f1 = 0;
+  for (const auto& e : r.doc["rules_broken"]) {
+    if (e["rule"].get<std::string>().rfind("F1/F2/F3", 0) == 0) {
+      ++f1;
+      EXPECT_EQ(e["cases"].size(), 2u) << e;
+    }
+  }
+  EXPECT_EQ(f1, 1) << r.doc["rules_broken"];
+  EXPECT_NE(r.out.find("distinct rules broken"), std::string::npos) << r.out;
+}
+
+// kube-controller-manager has no jq: a shell driver whose attach needs it
+// FAILs with controller-managed attach, WARNs with kubelet-managed.
+TEST(Verdicts, ControllerVerbsRunWithoutShellTools) {
+  FLEXKIT_REQUIRE_ROOT();
+  const std::string focus = "protocol/controller-verbs-without-shell-tools";
+  auto controller =
+      Flexconform({"--profile", kControls + "/profile-controller.yaml", "--focus", focus});
+  const auto* c = controller.Case(focus);
+  ASSERT_NE(c, nullptr) << controller.out;
+  EXPECT_EQ((*c)["verdict"], "FAIL") << controller.out;
+  EXPECT_EQ((*c)["rule"].get<std::string>().rfind("F2 (cluster-facts §2", 0), 0u) << (*c)["rule"];
+  EXPECT_EQ(controller.exit_code, 1);
+
+  auto kubelet =
+      Flexconform({"--profile", kControls + "/../mutants/profile-attach.yaml", "--focus", focus});
+  const auto* k = kubelet.Case(focus);
+  ASSERT_NE(k, nullptr) << kubelet.out;
+  EXPECT_EQ((*k)["verdict"], "WARN") << kubelet.out;
+  EXPECT_NE((*k)["reason"].get<std::string>().find("kubelet-managed"), std::string::npos);
+  EXPECT_EQ(kubelet.exit_code, 0);
+}
+
+// Invalid base64 accepted: a FAIL for a driver that declares secrets, a
+// WARN for one that declares none.
+TEST(Verdicts, InvalidBase64FailsOnlyWhereSecretsAreDeclared) {
+  FLEXKIT_REQUIRE_ROOT();
+  const std::string focus = "secrets/invalid-base64-is-failure";
+  const std::string mutant =
+      kControls + "/../mutants/mutant~secret-invalid-accepted/secret-invalid-accepted";
+  auto declared = Flexconform(
+      {"--profile", kControls + "/profile-secrets.yaml", "--driver", mutant, "--focus", focus});
+  ASSERT_NE(declared.Case(focus), nullptr) << declared.out;
+  EXPECT_EQ((*declared.Case(focus))["verdict"], "FAIL") << declared.out;
+  auto undeclared = Flexconform(
+      {"--profile", kControls + "/../mutants/profile.yaml", "--driver", mutant, "--focus", focus});
+  ASSERT_NE(undeclared.Case(focus), nullptr) << undeclared.out;
+  EXPECT_EQ((*undeclared.Case(focus))["verdict"], "WARN") << undeclared.out;
+}
+
+}  // namespace
