@@ -163,10 +163,10 @@ TEST(AnyDriverLeaks, ALeakingMutantLeavesTheHostAsItFoundIt) {
   EXPECT_EQ(before_here, "");
 }
 
-// A command fixture whose crash hook fails and whose attachments hook
-// prints garbage: each case that runs them is a fixture error naming the
-// hook and quoting its output; the other cases still run and pass.
-TEST(AnyDriverHooks, AFailingOrGarbledHookIsAFixtureErrorAndTheRunGoesOn) {
+// A command fixture whose crash hook fails: the case that runs it is a
+// fixture error naming the hook and quoting its output; the other cases
+// still run and pass.
+TEST(AnyDriverHooks, AFailingHookIsAFixtureErrorAndTheRunGoesOn) {
   FLEXKIT_REQUIRE_ROOT();
   TempDir dir("flexconform-hooks");
   const std::string profile = dir.Join("p.yaml");
@@ -188,6 +188,24 @@ TEST(AnyDriverHooks, AFailingOrGarbledHookIsAFixtureErrorAndTheRunGoesOn) {
   EXPECT_NE(crash.find("exit status 3"), std::string::npos) << crash;
   EXPECT_EQ(run.verdicts["failover/attach-refused-while-owner-alive-kubelet-rwo-pv"], "PASS");
   EXPECT_EQ(run.verdicts["lifecycle/attachable"], "PASS");
+}
+
+// A hook that hangs is killed at hookTimeout and named.
+TEST(AnyDriverHooks, AHangingHookIsKilledAtItsTimeout) {
+  FLEXKIT_REQUIRE_ROOT();
+  TempDir dir("flexconform-hooks");
+  const std::string profile = dir.Join("p.yaml");
+  std::ofstream(profile) << "driver: " << Driver("shared-dir-attach", "clean") << "\n"
+                         << "nodes: 2\n"
+                         << "fixture: {kind: command, setup: 'true', restart: 'echo waiting; sleep "
+                            "60', hookTimeout: 1s}\n";
+  auto run = Flexconform(
+      dir, {"--profile", profile, "--focus", "^failover/node-returns-before-move-kubelet "});
+  const std::string why = run.reasons["failover/node-returns-before-move-kubelet"];
+  EXPECT_EQ(run.verdicts["failover/node-returns-before-move-kubelet"], "FAIL") << why;
+  EXPECT_NE(why.find("fixture hook restart for node-1"), std::string::npos) << why;
+  EXPECT_NE(why.find("still running after 1000 ms"), std::string::npos) << why;
+  EXPECT_NE(why.find("waiting"), std::string::npos) << why;
 }
 
 // `nodes: 1` still runs; the failover cases SKIP saying why.
