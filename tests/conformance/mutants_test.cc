@@ -44,8 +44,8 @@ TEST_P(MutantTest, IsCaughtOnExactlyTheExpectedCases) {
   auto r = flexkit::testing::RunProcess(
       {flexkit::testing::BuiltBinary("conformance/flexconform"), "--profile",
        mutants + (attachable ? "/profile-attach.yaml" : "/profile.yaml"), "--driver",
-       mutants + "/mutant~" + m.defect + "/" + m.defect, "--json", dir.Join("r.json"), "--run-root",
-       dir.path(), "--focus", attachable ? "^sequence/" : ".",
+       mutants + "/mutant~" + m.defect + "/" + m.defect, "--json", dir.Join("r.json"),
+       "--run-root", dir.path(), "--focus", attachable ? "^sequence/" : ".",
        // [sequence]: a fixed seed keeps the random walks, and so the
        // expectations, the same on every run; three walks are enough to
        // catch every sequence mutant and keep the shell drivers quick.
@@ -107,13 +107,12 @@ TEST(SequenceReplay, TheReportedSeedReplaysTheFailure) {
   EXPECT_EQ(shrunk(again.out), shrunk(first.out)) << again.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Mutants, MutantTest, ::testing::ValuesIn(Mutants()),
-                         [](const auto& mutant_info) {
-                           std::string name = mutant_info.param.defect;
-                           for (auto& ch : name) {
-                             if (ch == '-') ch = '_';
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Mutants, MutantTest, ::testing::ValuesIn(Mutants()), [](const auto& mutant_info) {
+  std::string name = mutant_info.param.defect;
+  for (auto& ch : name) {
+    if (ch == '-') ch = '_';
+  }
+  return name;
+});
 
 }  // namespace
