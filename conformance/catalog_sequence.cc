@@ -335,6 +335,7 @@ class SequenceRun {
   // the controller asks about any node) and must match the model: attached
   // where it is, nowhere else, so never to two nodes at once.
   std::optional<Divergence> Witness(const State& state, const Action& last) {
+    if (!model_.domain().attachable) return std::nullopt;
     if (last.verb != Verb::kAttach && last.verb != Verb::kDetach) return std::nullopt;
     sim::Node& caller = *nodes_[static_cast<std::size_t>(last.node)].node;
     std::vector<std::string> says;
