@@ -9,13 +9,18 @@
 // intact on B, the backend never has the volume attached to two nodes, a
 // late teardown on A leaves B alone, an attach while the owner is alive is
 // refused with a message, and where the move cannot happen by design the
-// system stays stuck without harm.
+// system stays stuck without harm. Any driver runs them: the crash is the
+// simulator's (the node's namespace and everything in it killed); what the
+// backend learns of it comes from the fixture's hooks where it has them.
+// Without an `attachments` hook the driver's own isattached, asked for
+// every node, is the witness of where the volume is attached.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "conformance/catalog.h"
@@ -63,13 +68,7 @@ class Failover : public std::enable_shared_from_this<Failover> {
     return f;
   }
   Failover(CaseContext& c, Attacher attacher, bool rwo_pv)
-      : c_(c), attacher_(attacher), rwo_pv_(rwo_pv), a_(c.node(0)), b_(SecondNode(c)) {
-    if (!c.fixture().HasNodeBackends()) {
-      c.Skip(
-          "profile: the fixture has no per-node backend to crash, restart or partition "
-          "(fixture: convoy-fake has)");
-    }
-  }
+      : c_(c), attacher_(attacher), rwo_pv_(rwo_pv), a_(c.node(0)), b_(SecondNode(c)) {}
 
   sim::Node& a() { return a_; }
   sim::Node& b() { return b_; }
@@ -154,8 +153,11 @@ class Failover : public std::enable_shared_from_this<Failover> {
   std::size_t CallCount() { return c_.transcript().Calls().size(); }
 
   // The pod writes `count` files through its volume; each is fsynced
-  // unless `synced` is false (then only a clean unmount saves it).
-  void WriteFiles(const sim::Pod& pod, const std::string& stem, int count, bool synced = true) {
+  // unless `synced` is false (then only a clean unmount saves it). Returns
+  // their checksums, which CheckFiles also expects from now on.
+  std::map<std::string, std::uint64_t> WriteFiles(const sim::Pod& pod, const std::string& stem,
+                                                  int count, bool synced = true) {
+    std::map<std::string, std::uint64_t> written;
     sim::Node& n = cluster_->node(pod.node);
     for (int i = 0; i < count; ++i) {
       const std::string name = stem + "-" + std::to_string(i) + ".bin";
@@ -176,14 +178,19 @@ class Failover : public std::enable_shared_from_this<Failover> {
       } catch (const std::exception& e) {
         c_.Fail("protocol §7: a mounted volume is writable", std::string("write: ") + e.what());
       }
-      checksums_[name] = Checksum(data);
+      checksums_[name] = written[name] = Checksum(data);
     }
+    return written;
   }
 
-  // Every file written so far reads back with its checksum.
+  // Every file written so far (or of `sums`) reads back with its checksum.
   void CheckFiles(const sim::Pod& pod, const std::string& rule) {
+    CheckFiles(pod, rule, checksums_);
+  }
+  void CheckFiles(const sim::Pod& pod, const std::string& rule,
+                  const std::map<std::string, std::uint64_t>& sums) {
     sim::Node& n = cluster_->node(pod.node);
-    for (const auto& [name, sum] : checksums_) {
+    for (const auto& [name, sum] : sums) {
       std::string data;
       try {
         data = n.mounter().ReadFile(PodDir(pod) + "/" + name);
@@ -209,15 +216,34 @@ class Failover : public std::enable_shared_from_this<Failover> {
     CheckFiles(pod, rule);
   }
 
+  // Every regular file in the pod's volume now, with its checksum.
+  std::map<std::string, std::uint64_t> Files(const sim::Pod& pod) {
+    sim::Node& n = cluster_->node(pod.node);
+    std::map<std::string, std::uint64_t> out;
+    const std::string dir = PodDir(pod);
+    std::error_code ec;
+    const std::string real = "/proc/" + std::to_string(n.holder_pid()) + "/root" + dir;
+    for (const auto& e : std::filesystem::directory_iterator(real, ec)) {
+      if (!e.is_regular_file(ec)) continue;
+      const std::string name = e.path().filename().string();
+      out[name] = Checksum(n.mounter().ReadFile(dir + "/" + name));
+    }
+    return out;
+  }
+
   // The backend has every volume attached to `node` only (or nowhere when
   // `node` is null), and never had one attached twice.
   void CheckBackend(const sim::Node* node, const std::string& when) {
+    if (!c_.profile().attachable()) return;
     auto doubles = c_.fixture().DoubleAttachments();
     if (!doubles.empty()) {
       c_.Fail(kF14, when + ": the backend had a volume attached to two nodes: " + doubles.front());
     }
     auto attachments = c_.fixture().Attachments();
-    if (!attachments) return;
+    if (!attachments) {
+      Witness(node, when);
+      return;
+    }
     for (const auto& [volume, nodes] : *attachments) {
       const bool right =
           node ? (nodes.size() == 1 && nodes.front() == node->name()) : nodes.empty();
@@ -226,6 +252,45 @@ class Failover : public std::enable_shared_from_this<Failover> {
         for (const auto& n : nodes) where += (where.empty() ? "" : ", ") + n;
         c_.Fail(kF14, when + ": backend volume " + volume + " is attached to [" + where +
                           "], expected " + (node ? "[" + node->name() + "]" : "nothing"));
+      }
+    }
+  }
+
+  // No backend record: the driver's isattached, asked for every node as
+  // the controller asks (from the control plane, so a dead node is asked
+  // about too), must name `node` alone. Not supported or a Failure
+  // (unknown) says nothing.
+  void Witness(const sim::Node* node, const std::string& when) {
+    sim::Node* caller = b_.running() ? &b_ : a_.running() ? &a_ : nullptr;
+    if (!caller) return;
+    std::vector<std::string> attached;
+    std::vector<std::string> unknown;
+    for (sim::Node* n : {&a_, &b_}) {
+      auto r = c_.Call(*caller, c_.argv().IsAttached(c_.Json(spec_), n->name()), "controller");
+      if (!r.ok() || !r.verdict.status) {
+        unknown.push_back(n->name());
+        continue;
+      }
+      if (r.verdict.status->attached) attached.push_back(n->name());
+    }
+    auto list = [](const std::vector<std::string>& names) {
+      std::string out;
+      for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+      return "[" + out + "]";
+    };
+    if (attached.size() > 1) {
+      c_.Fail(kF14, when + ": isattached says " + spec_.name + " is attached to " + list(attached) +
+                        " at once (a volume is attached to one node at a time)");
+    }
+    for (sim::Node* n : {&a_, &b_}) {
+      if (std::find(unknown.begin(), unknown.end(), n->name()) != unknown.end()) continue;
+      const bool says = std::find(attached.begin(), attached.end(), n->name()) != attached.end();
+      const bool want = node == n;
+      if (says != want) {
+        c_.Fail(kF14, when + ": isattached says " + spec_.name + " is " +
+                          (says ? "attached to " : "not attached to ") + n->name() +
+                          "; it should be attached to " + (node ? node->name() : "no node") +
+                          " only");
       }
     }
   }
@@ -293,6 +358,7 @@ class Failover : public std::enable_shared_from_this<Failover> {
     cluster_->InstallDriver(p.driver, p.driver_name);
 
     sim::VolumeSpec spec = c_.Volume(c_.Unique("vol"));
+    spec_ = spec;
     volume_name_ = spec.name;
     sim::FlexSource source;
     source.driver = spec.driver;
@@ -373,6 +439,7 @@ class Failover : public std::enable_shared_from_this<Failover> {
   sim::Node& b_;
   std::unique_ptr<sim::Cluster> cluster_;
   std::string volume_name_;
+  sim::VolumeSpec spec_;   // as the controller's isattached names it
   sim::PodVolume volume_;  // the pod's reference to it (claim or inline)
   std::map<std::string, std::uint64_t> checksums_;
   std::vector<std::string> last_errors_;
@@ -399,9 +466,21 @@ void CrashReschedule(CaseContext& c, Attacher attacher, bool rwo_pv) {
       c.Fail(kF14, "the volume was attached to " + f.b().name() +
                        " while the controller still had it attached to " + f.a().name());
     }
+  }
+  if (!f.Mounted(on_b)) {
+    // B waits: the guard, or a backend that refuses B while its record
+    // says A has the volume (it cannot tell A died). Every refusal must
+    // say why, and the volume stays with A alone.
+    for (const auto& refused : f.CallsFor("attach", f.b(), before_b)) {
+      if (refused.verdict.outcome != sim::Outcome::kSuccess && MessageOf(refused).empty())
+        c.Fail(kF14, "the refused attach to " + f.b().name() + " gives no message saying why");
+    }
+    f.CheckBackend(&f.a(), "while the pod on " + f.b().name() + " waits for the volume");
+  }
+  if (!f.Mounted(on_b) && attacher == Attacher::kController) {
     // After maxWaitForUnmountDuration the controller force-detaches from
-    // the unhealthy A, through A's daemon, which died with A: by design
-    // (DESIGN §4.2) that detach cannot succeed, so the volume must stay
+    // the unhealthy A. A backend that needs A's own agent for it (convoy's
+    // daemon died with A, DESIGN §4.2) cannot: then the volume must stay
     // put, whole, attached once, with a clear error, until A returns.
     const std::size_t before_force = f.CallCount();
     auto errors = f.WaitForForceDetach();
@@ -410,25 +489,25 @@ void CrashReschedule(CaseContext& c, Attacher attacher, bool rwo_pv) {
       c.Fail(kF14, "the controller did not force-detach from the dead " + f.a().name() +
                        " after maxWaitForUnmountDuration: " + Joined(errors));
     }
-    if (!f.Mounted(on_b)) {
-      // Stuck safely: the detach failed, with a message saying why.
-      if (MessageOf(forced.back()).empty()) {
-        c.Fail(kF14, "the force-detach from the dead " + f.a().name() +
-                         " failed without a message saying why");
-      }
-      f.CheckBackend(&f.a(), "while the force-detach from the dead " + f.a().name() + " fails");
-      c.transcript().AddEvent(
-          "stuck by design, safely",
-          {{"why",
-            "controller-managed attach of an RWO PV: the force-detach goes through the "
-            "dead node's own daemon (DESIGN §4.2); the volume stays attached to " +
-                f.a().name() + " alone until it returns"},
-           {"error", MessageOf(forced.back())}});
-      // A comes back, its kubelet tears down the orphaned pod, the
-      // controller's retried detach goes through and B gets the volume.
-      f.Restart(f.a());
-      f.Settle();
+    if (!f.Mounted(on_b) && forced.back().verdict.outcome == sim::Outcome::kSuccess) {
+      c.Fail(kF14, "the force-detach from the dead " + f.a().name() + " succeeded, but " +
+                       f.b().name() + " still cannot use the volume: " + Joined(f.last_errors()));
     }
+    if (!f.Mounted(on_b) && MessageOf(forced.back()).empty()) {
+      c.Fail(kF14, "the force-detach from the dead " + f.a().name() +
+                       " failed without a message saying why");
+    }
+  }
+  if (!f.Mounted(on_b)) {
+    f.CheckBackend(&f.a(), "while the volume waits for " + f.a().name() + " to return");
+    c.transcript().AddEvent("stuck, safely",
+                            {{"why", "the volume stays attached to " + f.a().name() +
+                                         " alone until it returns: " + Joined(f.last_errors())}});
+    // A comes back, its kubelet tears down the orphaned pod (and detaches,
+    // when it manages attach), the controller's retried detach goes
+    // through, and B gets the volume.
+    f.Restart(f.a());
+    f.Settle();
   }
   f.RequireMounted(on_b, kF14, "the pod recreated on " + f.b().name());
   f.CheckFiles(on_b, std::string(kF14) + ": data fsynced on A is intact on B");
@@ -578,6 +657,95 @@ void Partitioned(CaseContext& c, Attacher attacher) {
   TearDownAll(c);
 }
 
+// Mount-only (attach:false): A crashes with the pod mounted, the pod is
+// recreated on B and mounted there, and B writes. When A returns, its
+// kubelet tears down what it reconstructs (unmount of the stale pod dir):
+// B's mount, and every file B sees in the volume (A's too, on shared
+// storage), must be untouched, and B's pod must still write and read.
+void MountOnlyCrashReschedule(CaseContext& c) {
+  auto shared = Failover::Make(c, Attacher::kController, /*rwo_pv=*/false);
+  Failover& f = *shared;
+  auto on_a = f.Place(f.a());
+  f.WriteFiles(on_a, "on-a", 2);
+  f.Crash(f.a());
+  f.Delete(on_a);
+  auto on_b = f.Place(f.b());
+  f.WriteFiles(on_b, "on-b", 2);
+  const auto seen = f.Files(on_b);
+  f.Restart(f.a());
+  auto errors = f.Settle();
+  if (f.SetUpOn(f.a())) {
+    c.Fail(kF12, f.a().name() + "'s kubelet could not tear down the pod it had before the crash: " +
+                     Joined(errors));
+  }
+  const std::string rule =
+      "F14 (protocol §7.4 step 5: the returning node's teardown leaves the new node's volume "
+      "alone)";
+  if (!f.Mounted(on_b)) {
+    c.Fail(rule, "after " + f.a().name() + " returned and tore down, the pod on " + f.b().name() +
+                     " no longer has its volume mounted");
+  }
+  const auto now = f.Files(on_b);
+  for (const auto& [name, sum] : seen) {
+    auto it = now.find(name);
+    if (it == now.end())
+      c.Fail(rule, "after " + f.a().name() + " returned and tore down, " + name +
+                       " is gone from the volume on " + f.b().name());
+    if (it->second != sum)
+      c.Fail(rule, "after " + f.a().name() + " returned and tore down, " + name + " changed on " +
+                       f.b().name());
+  }
+  auto more = f.WriteFiles(on_b, "after-a-returns", 1);
+  f.CheckFiles(on_b, rule, more);
+  TearDownAll(c);
+}
+
+// What the profile's `storage` says data does when the pod moves: on
+// shared storage what A wrote and fsynced is on B; on ephemeral storage B
+// starts empty.
+void MountOnlyDataFollowsPod(CaseContext& c) {
+  auto shared = Failover::Make(c, Attacher::kController, /*rwo_pv=*/false);
+  Failover& f = *shared;
+  auto on_a = f.Place(f.a());
+  auto written = f.WriteFiles(on_a, "on-a", 3);
+  f.Crash(f.a());
+  f.Delete(on_a);
+  auto on_b = f.Place(f.b());
+  if (c.profile().storage == "shared") {
+    f.CheckFiles(on_b, "F14 (storage: shared: data written and fsynced on A is on B)", written);
+  } else {
+    for (const auto& [name, sum] : f.Files(on_b)) {
+      if (written.count(name))
+        c.Fail("storage: ephemeral (every mount starts empty)",
+               name + ", written on " + f.a().name() + ", is in the new volume on " + f.b().name());
+    }
+  }
+  TearDownAll(c);
+}
+
+std::string StorageSays(const DriverProfile& p) {
+  if (std::string why = MountOnly(p); !why.empty()) return why;
+  if (p.storage.empty())
+    return "profile: no `storage` key (shared, node-local or ephemeral) says what the data does "
+           "across nodes";
+  if (p.storage == "node-local")
+    return "profile: storage: node-local (the data stays on its node; nothing to check across "
+           "nodes)";
+  return "";
+}
+
+// The partition cases cut A off its backend: only a fixture that can.
+std::string AttachableAndPartitionable(const DriverProfile& p) {
+  if (std::string why = AttachableOnly(p); !why.empty()) return why;
+  for (const char* hook : {"partition", "heal"}) {
+    if (!FixtureHas(p.fixture, hook))
+      return std::string("profile: the fixture has no `") + hook +
+             "` hook (a command fixture's fixture." + hook +
+             ", or convoy-fake) to cut a node off its backend and back";
+  }
+  return "";
+}
+
 }  // namespace
 
 void AddFailoverCases(std::vector<Case>& cases) {
@@ -617,9 +785,19 @@ void AddFailoverCases(std::vector<Case>& cases) {
     cases.push_back({"failover/partition-daemon-unreachable-" + AttacherName(attacher),
                      tags,
                      {"F14"},
-                     AttachableOnly,
+                     AttachableAndPartitionable,
                      [attacher](CaseContext& c) { Partitioned(c, attacher); }});
   }
+  cases.push_back({"failover/mount-only-crash-reschedule",
+                   tags,
+                   {"F14", "F12"},
+                   MountOnly,
+                   MountOnlyCrashReschedule});
+  cases.push_back({"failover/mount-only-data-follows-pod",
+                   tags,
+                   {"F14"},
+                   StorageSays,
+                   MountOnlyDataFollowsPod});
 }
 
 }  // namespace flexkit::conform

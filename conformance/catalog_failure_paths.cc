@@ -247,9 +247,12 @@ void UnmountDeviceBusy(CaseContext& c) {
 }
 
 std::string NeedsNodeBackends(const DriverProfile& p) {
-  return p.fixture.kind == "convoy-fake"
-             ? ""
-             : "profile: only the convoy-fake fixture can cut a node off its backend";
+  if (p.fixture.kind == "convoy-fake") return "";
+  if (p.fixture.kind == "command" && p.fixture.hooks.count("partition") &&
+      p.fixture.hooks.count("heal"))
+    return "";
+  return "profile: no way to cut a node off its backend (a command fixture needs the "
+         "partition and heal hooks)";
 }
 
 // The node's backend stops answering: setting a volume up must fail (a

@@ -16,8 +16,12 @@ namespace {
 
 std::string AttachableWithNodeBackends(const DriverProfile& p) {
   if (!p.attachable()) return "capability: init says attach:false";
-  if (p.fixture.kind != "convoy-fake")
-    return "profile: only the convoy-fake fixture can cut a node off its backend";
+  for (const char* hook : {"partition", "heal"}) {
+    if (!FixtureHas(p.fixture, hook))
+      return std::string("profile: the fixture has no `") + hook +
+             "` hook (a command fixture's fixture." + hook +
+             ", or convoy-fake) to cut a node off its backend and back";
+  }
   return "";
 }
 

@@ -7,6 +7,7 @@
 // sequence that still fails and reported with how to replay it.
 #include <sys/mount.h>
 
+#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -116,7 +117,7 @@ class SequenceRun {
         d = Enact(a, e);
         if (!d) {
           state = model_.Next(state, a);
-          d = Observe(state);
+          d = Observe(state, a);
         }
       } catch (const CaseFailure& f) {  // a universal rule (F1-F3, F16, F17, F21, F7)
         d = Divergence{0, f.rule, "a well-formed reply", f.what()};
@@ -132,7 +133,9 @@ class SequenceRun {
       return Divergence{sequence.size(), "protocol §7: teardown succeeds", "teardown succeeds",
                         errors.front()};
     }
-    if (auto d = ObserveBackend(model_.Initial())) {
+    // After the teardown nothing is attached anywhere: the backend's
+    // record, or isattached on every node, must say so.
+    if (auto d = ObserveBackend(model_.Initial(), Action{Verb::kDetach, 0, -1})) {
       d->step = sequence.size();
       return d;
     }
@@ -146,6 +149,7 @@ class SequenceRun {
     std::vector<std::string> pod_dirs;
     std::string attach_device;  // attach's reply
     std::string mount_device;   // waitforattach's reply (or attach's)
+    std::string loop_backing;   // the attach device's backing file, when a loop device
     bool ever_attached = false;
   };
 
@@ -176,6 +180,7 @@ class SequenceRun {
         }
         v.attach_device = device;
         if (v.mount_device.empty()) v.mount_device = device;
+        v.loop_backing = LoopBacking(device);
         return std::nullopt;
       }
       case Verb::kWaitForAttach: {
@@ -257,7 +262,21 @@ class SequenceRun {
       }
       case Verb::kDetach: {
         auto r = c_.Call(n, argv.Detach(spec_rw_.name, n.name()), component_);
-        return OutcomeDiverges(a, e, r);
+        if (auto d = OutcomeDiverges(a, e, r)) return d;
+        if (r.ok()) {
+          // The loop device, as the harness sees it, must be gone with
+          // the attachment (one that outlives it is a host leak).
+          if (!v.loop_backing.empty() && LoopBacking(v.attach_device) == v.loop_backing) {
+            return Divergence{0, "F12 (protocol §5.10: detach releases the attachment)",
+                              n.name() + ": " + v.attach_device + " released",
+                              v.attach_device + " still backed by " + v.loop_backing};
+          }
+          // A new attach may give another device; only a repeat must not.
+          v.attach_device.clear();
+          v.mount_device.clear();
+          v.loop_backing.clear();
+        }
+        return std::nullopt;
       }
     }
     return std::nullopt;
@@ -280,7 +299,7 @@ class SequenceRun {
 
   // The real state against the model's: how many mounts each path has and
   // whether each pod mount is read-only as asked.
-  std::optional<Divergence> Observe(const State& state) {
+  std::optional<Divergence> Observe(const State& state, const Action& last) {
     const std::string rule = "protocol §7: the real state after the step is the model's";
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const auto& v = nodes_[i];
@@ -317,7 +336,47 @@ class SequenceRun {
         }
       }
     }
-    return ObserveBackend(state);
+    return ObserveBackend(state, last);
+  }
+
+  // No backend record to read: after each attach and detach the driver's
+  // isattached is asked for every node (from the node the step ran on, as
+  // the controller asks about any node) and must match the model: attached
+  // where it is, nowhere else, so never to two nodes at once.
+  std::optional<Divergence> Witness(const State& state, const Action& last) {
+    if (!model_.domain().attachable) return std::nullopt;
+    if (last.verb != Verb::kAttach && last.verb != Verb::kDetach) return std::nullopt;
+    sim::Node& caller = *nodes_[static_cast<std::size_t>(last.node)].node;
+    std::vector<std::string> says;
+    std::optional<Divergence> wrong;
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      const std::string& name = nodes_[i].node->name();
+      auto r = c_.Call(caller, c_.argv().IsAttached(c_.Json(spec_rw_), name), "controller");
+      if (!r.ok() || !r.verdict.status) continue;  // unknown: says nothing
+      const bool attached = r.verdict.status->attached;
+      if (attached) says.push_back(name);
+      if (attached != state.nodes[i].attached && !wrong) {
+        wrong = Divergence{0, "F28 (protocol §5.5: isattached tells where the volume is attached)",
+                           name + ": isattached " + (state.nodes[i].attached ? "true" : "false"),
+                           std::string("isattached ") + (attached ? "true" : "false")};
+      }
+    }
+    if (says.size() > 1) {
+      return Divergence{0, "F14 (a volume is attached to one node at a time)",
+                        "isattached true on one node at most",
+                        "isattached true on " + says.front() + " and " + says.back()};
+    }
+    return wrong;
+  }
+
+  // The backing file of loop device `device` ("/dev/loop7"), "" when it
+  // is not an attached loop device.
+  static std::string LoopBacking(const std::string& device) {
+    if (device.rfind("/dev/loop", 0) != 0) return "";
+    std::ifstream in("/sys/block/" + device.substr(5) + "/loop/backing_file");
+    std::string backing;
+    std::getline(in, backing);
+    return backing;
   }
 
   // The attachments as the backend itself records them, where the fixture
@@ -326,9 +385,9 @@ class SequenceRun {
   // any of the driver's volumes (a VFS volume has no attachment to see).
   // Attachments there before the sequence began (what an earlier one left
   // behind, already reported) are not this sequence's.
-  std::optional<Divergence> ObserveBackend(const State& state) {
+  std::optional<Divergence> ObserveBackend(const State& state, const Action& last) {
     auto attachments = BackendAttachments();
-    if (!attachments) return std::nullopt;
+    if (!attachments) return Witness(state, last);
     std::map<std::string, std::string> attached_on;  // node -> backend volume
     for (const auto& pair : *attachments) {
       if (!backend_before_ || !backend_before_->count(pair)) attached_on[pair.second] = pair.first;

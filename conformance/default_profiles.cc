@@ -37,6 +37,10 @@ DriverProfile DeriveProfile(const std::string& driver_path) {
                              " (write a profile with --profile instead)");
   }
   p.capabilities = *verdict.status->capabilities;
+  // kubelet's defaults: controller-managed attach, and a second node so
+  // that [sequence] covers two and [failover] can move a pod.
+  p.kubelet_managed_attach = false;
+  p.nodes = 2;
   return p;
 }
 

@@ -9,9 +9,9 @@
 namespace flexkit::conform {
 
 // Runs `init` once (no namespace needed) and takes its capabilities;
-// fixture none; the driver name from the folder ("vendor~drv") or, when the
-// folder does not say, "flexconform/<executable>". Throws when init does
-// not answer a decodable Success.
+// fixture none; two nodes; controller-managed attach; the driver name from the folder
+// ("vendor~drv") or, when the folder does not say, "flexconform/<executable>". Throws when init
+// does not answer a decodable Success.
 DriverProfile DeriveProfile(const std::string& driver_path);
 // The driver name its folder gives ("vendor~drv/drv" -> "vendor/drv"), or
 // "flexconform/<executable>" when the folder is not a plugin folder.

@@ -11,53 +11,25 @@
 #include <thread>
 
 #include "conformance/background_process.h"
+#include "conformance/command_fixture.h"
 
 namespace flexkit::conform {
+
+std::map<std::string, std::string> CaseEnv(const std::string& case_dir) {
+  return {{"FLEXCONFORM_CASE_DIR", case_dir}};
+}
+
 namespace {
 
 class NoFixture : public Fixture {
  public:
-  std::map<std::string, std::string> NodeEnv(const std::string&, const std::string&) override {
-    return {};
+  std::map<std::string, std::string> NodeEnv(const std::string&,
+                                             const std::string& case_dir) override {
+    return CaseEnv(case_dir);
   }
   void Start(const std::string&, std::vector<sim::Node*>) override {}
   std::vector<std::string> Stop() override { return {}; }
   std::vector<pid_t> Pids() const override { return {}; }
-};
-
-// The profile's own commands, with FLEXCONFORM_CASE_DIR and
-// FLEXCONFORM_NODES (space-separated names) in their environment.
-class CommandFixture : public Fixture {
- public:
-  explicit CommandFixture(FixtureSpec spec) : spec_(std::move(spec)) {}
-  std::map<std::string, std::string> NodeEnv(const std::string&, const std::string&) override {
-    return {};
-  }
-  void Start(const std::string& case_dir, std::vector<sim::Node*> nodes) override {
-    env_ = {{"FLEXCONFORM_CASE_DIR", case_dir}};
-    for (auto* n : nodes)
-      env_["FLEXCONFORM_NODES"] += (env_["FLEXCONFORM_NODES"].empty() ? "" : " ") + n->name();
-    log_ = case_dir + "/fixture.log";
-    int rc = RunToCompletion({"/bin/sh", "-c", spec_.setup}, log_, env_);
-    if (rc != 0)
-      throw std::runtime_error("fixture setup '" + spec_.setup + "': exit " + std::to_string(rc) +
-                               " (log " + log_ + ")");
-    started_ = true;
-  }
-  std::vector<std::string> Stop() override {
-    if (!started_ || spec_.teardown.empty()) return {};
-    started_ = false;
-    int rc = RunToCompletion({"/bin/sh", "-c", spec_.teardown}, log_, env_);
-    if (rc != 0) return {"fixture teardown '" + spec_.teardown + "': exit " + std::to_string(rc)};
-    return {};
-  }
-  std::vector<pid_t> Pids() const override { return {}; }
-
- private:
-  FixtureSpec spec_;
-  std::map<std::string, std::string> env_;
-  std::string log_;
-  bool started_ = false;
 };
 
 // convoy-fake cloud + one daemon per node (inside the node's namespace,
@@ -70,7 +42,9 @@ class ConvoyFakeFixture : public Fixture {
 
   std::map<std::string, std::string> NodeEnv(const std::string& node,
                                              const std::string& case_dir) override {
-    return {{"CONVOY_FLEXVOLUME_CONFIG", case_dir + "/convoy/" + node + ".json"}};
+    auto env = CaseEnv(case_dir);
+    env["CONVOY_FLEXVOLUME_CONFIG"] = case_dir + "/convoy/" + node + ".json";
+    return env;
   }
 
   void Start(const std::string& case_dir, std::vector<sim::Node*> nodes) override {
@@ -101,7 +75,7 @@ class ConvoyFakeFixture : public Fixture {
     }
   }
 
-  bool HasNodeBackends() const override { return true; }
+  bool Has(const std::string&) const override { return true; }
 
   void NodeCrashed(sim::Node& n) override {
     // The crash killed the daemon; reap it, then the instance stops as a
@@ -274,7 +248,7 @@ class ConvoyFakeFixture : public Fixture {
 
 std::unique_ptr<Fixture> MakeFixture(const FixtureSpec& spec, const std::string& flexconform_dir) {
   if (spec.kind == "none") return std::make_unique<NoFixture>();
-  if (spec.kind == "command") return std::make_unique<CommandFixture>(spec);
+  if (spec.kind == "command") return MakeCommandFixture(spec);
   std::string binary = spec.convoy_fake;
   if (binary.empty()) {
     if (const char* env = std::getenv("FLEXCONFORM_CONVOY_FAKE")) binary = env;

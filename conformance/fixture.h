@@ -2,7 +2,11 @@
 // The backend a driver needs, fresh for every case (issue 6): nothing, the
 // fake Convoy/EBS (one `convoy-fake cloud`, one `convoy-fake daemon` per
 // node started inside that node's mount namespace, and a per-node driver
-// config naming that node's socket), or the profile's own commands.
+// config naming that node's socket), or the profile's own commands
+// (command_fixture.h). Every driver call of the case gets
+// FLEXCONFORM_CASE_DIR, the case's scratch dir, in its environment: it
+// ties what a driver leaves on the host to the case (leak_audit.h), and a
+// test driver may keep its backend there.
 #include <sys/types.h>
 
 #include <map>
@@ -29,21 +33,25 @@ class Fixture {
   // Processes the fixture owns (not leaks of the driver).
   virtual std::vector<pid_t> Pids() const = 0;
 
-  // Failover (issue 7): what a node's backend does when the node crashes,
-  // comes back or is cut off. A fixture without per-node backends does
-  // nothing here and says so, and the [failover] cases SKIP.
-  virtual bool HasNodeBackends() const { return false; }
-  // Called after sim::Node::Crash, which killed every process in the
-  // node's namespace (its daemon too): the node's cloud instance stops.
+  // What a node's backend does when the node crashes, comes back or is cut
+  // off, and what the backend says is attached where: the hooks of
+  // profile.h's FixtureHookNames. Has(hook) says which this fixture does;
+  // a case needing one it lacks SKIPs naming it. The node itself crashes
+  // and restarts in the simulator (its namespace and every process in it
+  // killed) whatever the fixture does. A hook that fails throws CaseFailure
+  // (rule "fixture") naming the hook and its output.
+  virtual bool Has(const std::string& /*hook*/) const { return false; }
+  // After sim::Node::Crash: the backend sees the node's machine stop.
   virtual void NodeCrashed(sim::Node&) {}
-  // Called after sim::Node::Restart: the instance runs again and the
-  // node's daemon starts inside the new namespace over its old state.
+  // After sim::Node::Restart: the machine runs again and the node's own
+  // agent starts inside the new namespace.
   virtual void NodeRestarted(sim::Node&) {}
-  // The node's daemon stops answering (false) or answers again (true);
-  // the node and its instance keep running throughout.
+  // The node is cut off its backend (false) or reaches it again (true);
+  // the node keeps running throughout.
   virtual void SetBackendReachable(sim::Node&, bool) {}
   // Backend volume id -> the nodes it is attached to now; nullopt when
-  // the fixture cannot see the backend.
+  // the fixture cannot see the backend (then the driver's isattached is
+  // the witness).
   virtual std::optional<std::map<std::string, std::vector<std::string>>> Attachments() {
     return std::nullopt;
   }
@@ -54,6 +62,9 @@ class Fixture {
   // report's timelines), by server: "cloud", or the node whose daemon it is.
   virtual std::map<std::string, std::string> RequestLogs() const { return {}; }
 };
+
+// The environment every fixture gives the driver on every node.
+std::map<std::string, std::string> CaseEnv(const std::string& case_dir);
 
 // `flexconform_dir`: where flexconform lives, to find convoy-fake beside it.
 std::unique_ptr<Fixture> MakeFixture(const FixtureSpec& spec, const std::string& flexconform_dir);

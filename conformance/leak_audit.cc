@@ -1,11 +1,20 @@
 #include "conformance/leak_audit.h"
 
+#include <signal.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
+
+#include "conformance/background_process.h"
 
 namespace flexkit::conform {
 namespace {
@@ -44,6 +53,56 @@ std::map<std::string, std::string> LoopBackingFiles() {
     if (in && std::getline(in, backing)) out[name] = backing;
   }
   return out;
+}
+
+std::string FirstLine(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// Field 22 of /proc/<pid>/stat (start time in clock ticks), "" when the
+// process is gone or a zombie.
+std::string StartTime(pid_t pid) {
+  const std::string line = FirstLine("/proc/" + std::to_string(pid) + "/stat");
+  auto close = line.rfind(')');
+  if (close == std::string::npos) return "";
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  std::vector<std::string> fields;
+  while (rest >> field) fields.push_back(field);
+  if (fields.size() < 20 || fields[0] == "Z") return "";
+  return fields[19];
+}
+
+bool HasEnvEntry(pid_t pid, const std::string& entry) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string e;
+  while (std::getline(in, e, '\0')) {
+    if (e == entry) return true;
+  }
+  return false;
+}
+
+std::string CommandLine(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string all, part;
+  while (std::getline(in, part, '\0')) all += (all.empty() ? "" : " ") + part;
+  return all.size() > 200 ? all.substr(0, 200) + "..." : all;
+}
+
+// Runs a reclaiming tool found in the usual places; "" on success, else why.
+std::string Tool(const std::vector<std::string>& argv) {
+  for (const char* dir : {"/usr/sbin/", "/sbin/", "/usr/bin/", "/bin/"}) {
+    const std::string path = dir + argv.front();
+    if (::access(path.c_str(), X_OK) != 0) continue;
+    std::vector<std::string> full = argv;
+    full.front() = path;
+    const int rc = RunToCompletion(full, "/dev/null");
+    return rc == 0 ? "" : path + " exit " + std::to_string(rc);
+  }
+  return argv.front() + " not found";
 }
 
 std::set<pid_t> Descendants(pid_t root) {
@@ -96,12 +155,24 @@ std::vector<std::string> LoopDevicesUnder(const std::string& dir) {
 
 HostSnapshot TakeHostSnapshot(const std::string& run_dir) {
   HostSnapshot s;
-  for (const auto& m : sim::ReadMountTable(::getpid())) {
-    if (Under(m.target, run_dir) || Under(m.source, run_dir)) s.mounts.push_back(m);
+  s.run_dir = Resolved(run_dir);
+  s.mounts = sim::ReadMountTable(::getpid());
+  s.loops = LoopBackingFiles();
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/sys/block", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("dm-", 0) == 0) {
+      s.dm[name] = FirstLine(e.path() / "dm" / "name");
+    } else if (name.rfind("nbd", 0) == 0) {
+      const std::string pid = FirstLine(e.path() / "pid");  // only while connected
+      if (!pid.empty()) s.nbd[name] = pid;
+    }
   }
-  const std::string resolved = Resolved(run_dir);
-  for (const auto& [name, backing] : LoopBackingFiles()) {
-    if (BackedUnder(backing, resolved)) s.loop_devices.insert(name + " -> " + backing);
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (auto start = StartTime(std::stoi(name)); !start.empty())
+      s.processes[std::stoi(name)] = start;
   }
   s.descendants = Descendants(::getpid());
   return s;
@@ -117,20 +188,116 @@ NodeSnapshot TakeNodeSnapshot(const sim::Node& node) {
 
 std::vector<std::string> CompareHost(const HostSnapshot& before, const HostSnapshot& after) {
   std::vector<std::string> leaks;
+  for (const auto& l : FindHostLeaks(before, after, {})) leaks.push_back(l.what);
+  return leaks;
+}
+
+std::vector<HostLeak> FindHostLeaks(const HostSnapshot& before, const HostSnapshot& after,
+                                    const CaseMarks& marks) {
+  const std::string& run = after.run_dir;
+  const std::string case_dir = marks.case_dir.empty() ? "" : Resolved(marks.case_dir);
+  // A name the case made: "<stem>-<prefix>-<n>".
+  auto named = [&marks](const std::string& text) {
+    return !marks.unique_prefix.empty() &&
+           text.find("-" + marks.unique_prefix + "-") != std::string::npos;
+  };
+  auto ours_path = [&](const std::string& path) {
+    return BackedUnder(path, run) || (!case_dir.empty() && BackedUnder(path, case_dir)) ||
+           named(path);
+  };
+  std::set<pid_t> our_pids;
+  std::vector<HostLeak> leaks;
+  for (const auto& [pid, start] : after.processes) {
+    auto was = before.processes.find(pid);
+    if ((was != before.processes.end() && was->second == start) || pid == ::getpid()) continue;
+    const bool ours =
+        after.descendants.count(pid) ||
+        (!marks.case_dir.empty() && HasEnvEntry(pid, "FLEXCONFORM_CASE_DIR=" + marks.case_dir));
+    if (!ours || StartTime(pid) != start) continue;  // gone meanwhile, or not the case's
+    our_pids.insert(pid);
+    leaks.push_back({HostLeak::Kind::kProcess, std::to_string(pid),
+                     "process left: pid " + std::to_string(pid) + " " + CommandLine(pid)});
+  }
   for (const auto& m : sim::MountsAdded(before.mounts, after.mounts)) {
-    leaks.push_back("host mount left: " + m.source + " on " + m.target + " (" + m.fs_type + ")");
+    if (!ours_path(m.target) && !ours_path(m.source)) continue;
+    leaks.push_back({HostLeak::Kind::kMount, m.target,
+                     "host mount left: " + m.source + " on " + m.target + " (" + m.fs_type + ")"});
   }
-  for (const auto& l : after.loop_devices) {
-    if (!before.loop_devices.count(l)) leaks.push_back("loop device left: " + l);
+  std::set<std::string> our_loops;
+  for (const auto& [name, backing] : after.loops) {
+    auto was = before.loops.find(name);
+    if ((was != before.loops.end() && was->second == backing) || !ours_path(backing)) continue;
+    our_loops.insert(name);
   }
-  for (pid_t p : after.descendants) {
-    if (before.descendants.count(p)) continue;
-    std::ifstream in("/proc/" + std::to_string(p) + "/cmdline");
-    std::string cmd;
-    std::getline(in, cmd, '\0');
-    leaks.push_back("process left: pid " + std::to_string(p) + " " + cmd);
+  for (const auto& [name, dm_name] : after.dm) {
+    auto was = before.dm.find(name);
+    if (was != before.dm.end() && was->second == dm_name) continue;
+    bool ours = named(dm_name);
+    std::error_code ec;
+    for (const auto& slave :
+         std::filesystem::directory_iterator("/sys/block/" + name + "/slaves", ec)) {
+      ours |= our_loops.count(slave.path().filename().string()) > 0;
+    }
+    if (ours)
+      leaks.push_back({HostLeak::Kind::kDeviceMapper, dm_name,
+                       "device-mapper device left: " + name + " (" + dm_name + ")"});
+  }
+  for (const auto& [name, pid] : after.nbd) {
+    auto was = before.nbd.find(name);
+    if (was != before.nbd.end() && was->second == pid) continue;
+    const pid_t server = static_cast<pid_t>(std::atol(pid.c_str()));
+    const bool ours =
+        our_pids.count(server) || after.descendants.count(server) ||
+        (!marks.case_dir.empty() && HasEnvEntry(server, "FLEXCONFORM_CASE_DIR=" + marks.case_dir));
+    if (ours)
+      leaks.push_back({HostLeak::Kind::kNbd, "/dev/" + name,
+                       "nbd device left connected: /dev/" + name + " (served by pid " + pid + ")"});
+  }
+  for (const auto& name : our_loops) {
+    leaks.push_back({HostLeak::Kind::kLoop, "/dev/" + name,
+                     "loop device left: " + name + " -> " + after.loops.at(name)});
   }
   return leaks;
+}
+
+std::vector<std::string> ReclaimHostLeaks(const std::vector<HostLeak>& leaks) {
+  std::vector<std::string> lines(leaks.size());
+  auto order = [](HostLeak::Kind k) { return static_cast<int>(k); };
+  std::vector<std::size_t> idx(leaks.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  // Kind order frees what holds the next (a process keeps a mount busy, a
+  // mount its device, a dm device its loop device); deeper mounts first.
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) {
+    if (leaks[x].kind != leaks[y].kind) return order(leaks[x].kind) < order(leaks[y].kind);
+    return leaks[x].kind == HostLeak::Kind::kMount && leaks[x].id.size() > leaks[y].id.size();
+  });
+  for (std::size_t i : idx) {
+    const HostLeak& l = leaks[i];
+    std::string failed;
+    switch (l.kind) {
+      case HostLeak::Kind::kProcess: {
+        const pid_t pid = static_cast<pid_t>(std::stol(l.id));
+        if (::kill(pid, SIGKILL) != 0 && errno != ESRCH) failed = std::strerror(errno);
+        for (int t = 0; t < 100 && !StartTime(pid).empty(); ++t)
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        break;
+      }
+      case HostLeak::Kind::kMount:
+        if (::umount2(l.id.c_str(), MNT_DETACH) != 0) failed = std::strerror(errno);
+        break;
+      case HostLeak::Kind::kDeviceMapper:
+        failed = Tool({"dmsetup", "remove", "--force", l.id});
+        break;
+      case HostLeak::Kind::kNbd:
+        failed = Tool({"nbd-client", "-d", l.id});
+        break;
+      case HostLeak::Kind::kLoop:
+        failed = Tool({"losetup", "-d", l.id});
+        break;
+    }
+    lines[i] = l.what + (failed.empty() ? " (reclaimed)" : " (could not reclaim: " + failed + ")");
+  }
+  return lines;
 }
 
 std::vector<std::string> CompareNode(const sim::Node& node, const NodeSnapshot& before,

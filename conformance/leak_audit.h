@@ -1,12 +1,13 @@
 #pragma once
 // What a case must leave as it found it (DESIGN §3, anchors F26): mounts
 // and regular files in each node's namespace and kubelet dirs, processes
-// in the node's namespace, and on the host: mounts and loop devices that
-// refer to the run dir, and processes descended from flexconform. Only
-// things under the run dir count on the host, so other users of the
-// machine never make a case fail.
+// in the node's namespace, and anywhere on the host: mounts, loop,
+// device-mapper and nbd devices and processes, attributed to the case by
+// its marks (CaseMarks), so other users of the machine, other flexconform
+// runs among them, never make a case fail and never lose what they own.
 #include <sys/types.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,12 +17,51 @@
 
 namespace flexkit::conform {
 
+// The host as a case may change it, whatever the driver under test does:
+// every mount of flexconform's namespace, every loop, device-mapper and
+// connected nbd device, every process.
 struct HostSnapshot {
-  std::vector<sim::MountEntry> mounts;  // in flexconform's namespace, under the run dir
-  std::set<std::string> loop_devices;   // "loop7 -> backing file", under the run dir, even deleted
-  std::set<pid_t> descendants;          // processes descended from flexconform
+  std::string run_dir;                       // resolved
+  std::vector<sim::MountEntry> mounts;       // in flexconform's namespace
+  std::map<std::string, std::string> loops;  // "loop7" -> backing file, " (deleted)" kept
+  std::map<std::string, std::string> dm;     // "dm-3" -> its device-mapper name
+  std::map<std::string, std::string> nbd;    // "nbd0" -> the pid serving it (connected only)
+  std::map<pid_t, std::string> processes;    // pid -> start time (tells a reused pid apart)
+  std::set<pid_t> descendants;               // processes descended from flexconform
 };
 HostSnapshot TakeHostSnapshot(const std::string& run_dir);
+
+// What ties a host object to one case: the case dir (FLEXCONFORM_CASE_DIR
+// in every driver call's environment, so in every process the driver
+// starts) and the unique prefix in every name the case made (volumes, pods:
+// "vol-<prefix>-1"), which a driver's backing files and device names
+// usually carry. What another flexconform run (another prefix, another
+// case dir) or anything else on the machine made is not the case's.
+struct CaseMarks {
+  std::string case_dir;
+  std::string unique_prefix;
+};
+
+struct HostLeak {
+  enum class Kind { kProcess, kMount, kDeviceMapper, kNbd, kLoop };
+  Kind kind;
+  std::string id;    // pid, mount target, dm name, /dev/nbdN, /dev/loopN
+  std::string what;  // "loop device left: loop7 -> /srv/vol-r1c2-1.img"
+};
+
+// What appeared between `before` and `after` and belongs to the case:
+// under the run dir, or carrying the case's marks (a process with its
+// FLEXCONFORM_CASE_DIR, or descended from flexconform; a loop device whose
+// backing file, a mount whose source or target, a dm device whose name
+// names the case's prefix; a dm device over such a loop device; an nbd
+// device served by such a process).
+std::vector<HostLeak> FindHostLeaks(const HostSnapshot& before, const HostSnapshot& after,
+                                    const CaseMarks& marks);
+// Takes each leak back, in the order that frees the others (processes
+// killed, mounts unmounted deepest first, dm devices removed, nbd devices
+// disconnected, loop devices detached); returns one line per leak saying
+// what happened to it.
+std::vector<std::string> ReclaimHostLeaks(const std::vector<HostLeak>& leaks);
 
 struct NodeSnapshot {
   std::vector<sim::MountEntry> mounts;  // the node namespace's mount table
@@ -29,7 +69,7 @@ struct NodeSnapshot {
 };
 NodeSnapshot TakeNodeSnapshot(const sim::Node& node);
 
-// "what leaked" lines; empty when nothing did.
+// "what leaked" lines under the run dir alone; empty when nothing did.
 std::vector<std::string> CompareHost(const HostSnapshot& before, const HostSnapshot& after);
 std::vector<std::string> CompareNode(const sim::Node& node, const NodeSnapshot& before,
                                      const NodeSnapshot& after,

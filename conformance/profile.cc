@@ -81,6 +81,17 @@ Millis ParseDuration(const std::string& text) {
   return Millis(static_cast<long long>(ms));
 }
 
+const std::vector<std::string>& FixtureHookNames() {
+  static const std::vector<std::string> names = {"nodeStart", "nodeStop", "crash",      "restart",
+                                                 "partition", "heal",     "attachments"};
+  return names;
+}
+
+bool FixtureHas(const FixtureSpec& spec, const std::string& name) {
+  if (spec.kind == "convoy-fake") return true;
+  return spec.kind == "command" && spec.hooks.count(name) > 0;
+}
+
 Millis DriverProfile::TimeoutFor(const std::string& verb) const {
   auto it = verb_timeouts.find(verb);
   return it == verb_timeouts.end() ? default_timeout : it->second;
@@ -97,7 +108,8 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
   CheckKeys(origin, root, "the profile",
             {"driver", "driverName", "capabilities", "attachManagement", "kubernetes",
              "volumeOptions", "fsTypes", "invalidOptions", "freeTextOptions", "secrets", "nodes",
-             "nodeEnv", "privileges", "timeouts", "skip", "install", "fixture", "controlPlanePath"});
+             "nodeEnv", "privileges", "timeouts", "skip", "install", "fixture", "controlPlanePath",
+             "storage"});
   DriverProfile p;
   if (!root["driver"]) throw ProfileError(origin, root, "'driver' (the executable) is required");
   p.driver = Resolve(base_dir, As<std::string>(origin, root["driver"], "driver"));
@@ -167,19 +179,45 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
     if (f.IsScalar()) {
       p.fixture.kind = f.as<std::string>();
     } else {
-      CheckKeys(origin, f, "fixture", {"kind", "setup", "teardown", "convoyFake", "mode"});
+      std::set<std::string> allowed{"kind",       "setup", "teardown",
+                                    "convoyFake", "mode",  "hookTimeout"};
+      for (const auto& h : FixtureHookNames()) allowed.insert(h);
+      CheckKeys(origin, f, "fixture", allowed);
+      for (const auto& h : FixtureHookNames()) {
+        if (auto v = f[h]) {
+          p.fixture.hooks[h] = As<std::string>(origin, v, "fixture." + h);
+          if (p.fixture.hooks[h].empty())
+            throw ProfileError(origin, v, "fixture." + h + " must be a command");
+        }
+      }
       if (auto v = f["kind"]) p.fixture.kind = As<std::string>(origin, v, "fixture.kind");
       if (auto v = f["setup"]) p.fixture.setup = As<std::string>(origin, v, "fixture.setup");
       if (auto v = f["teardown"])
         p.fixture.teardown = As<std::string>(origin, v, "fixture.teardown");
       if (auto v = f["convoyFake"])
         p.fixture.convoy_fake = Resolve(base_dir, As<std::string>(origin, v, "fixture.convoyFake"));
+      if (auto v = f["hookTimeout"]) {
+        try {
+          p.fixture.hook_timeout = ParseDuration(As<std::string>(origin, v, "hookTimeout"));
+        } catch (const std::invalid_argument& e) {
+          throw ProfileError(origin, v, e.what());
+        }
+      }
       if (auto v = f["mode"]) p.fixture.mode = As<std::string>(origin, v, "fixture.mode");
     }
     if (p.fixture.kind != "none" && p.fixture.kind != "convoy-fake" && p.fixture.kind != "command")
       throw ProfileError(origin, f, "fixture must be none, convoy-fake or command");
     if (p.fixture.kind == "command" && p.fixture.setup.empty())
       throw ProfileError(origin, f, "a command fixture needs 'setup'");
+    if (p.fixture.kind != "command" && !p.fixture.hooks.empty())
+      throw ProfileError(
+          origin, f,
+          "hooks (" + p.fixture.hooks.begin()->first + ", ...) belong to a command fixture");
+  }
+  if (auto n = root["storage"]) {
+    p.storage = As<std::string>(origin, n, "storage");
+    if (p.storage != "shared" && p.storage != "node-local" && p.storage != "ephemeral")
+      throw ProfileError(origin, n, "storage must be shared, node-local or ephemeral");
   }
   return p;
 }

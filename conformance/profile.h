@@ -25,7 +25,19 @@ struct FixtureSpec {
   std::string mode = "attach";  // convoy-flexvolume's mode: "attach" or "mount"
   // kind "convoy-fake": the Convoy its daemons play (--api stock | extended)
   std::string api = "extended";
+  // kind "command": per-node hooks (sh -c, "{{node}}", "{{nodes}}" and
+  // "{{case_dir}}" substituted), by name: nodeStart, nodeStop (in the node's
+  // namespace), crash, restart, partition, heal, attachments (prints
+  // {"<volume>": ["<node>", ...]}). Absent: the cases needing one SKIP.
+  std::map<std::string, std::string> hooks;
+  Millis hook_timeout{std::chrono::seconds(30)};  // setup, teardown and each hook
 };
+
+// The hook names a command fixture may define, in the order documented.
+const std::vector<std::string>& FixtureHookNames();
+// Whether the fixture can do what hook `name` does: convoy-fake does all
+// of them itself, a command fixture those it defines, none nothing.
+bool FixtureHas(const FixtureSpec& spec, const std::string& name);
 
 struct DriverProfile {
   std::string driver;       // path of the driver executable
@@ -58,6 +70,11 @@ struct DriverProfile {
   // executable) and "{{plugin_dir}}" substituted; empty when it has none.
   std::vector<std::string> install;
   FixtureSpec fixture;
+  // What a volume's data does across nodes (mount-only failover): "shared"
+  // (written on A, seen on B: NFS, a cloud disk), "node-local" (stays on
+  // its node), "ephemeral" (fresh on every mount); empty: not said, so the
+  // cross-node data check SKIPs.
+  std::string storage;
 
   Millis TimeoutFor(const std::string& verb) const;
   bool attachable() const { return capabilities && capabilities->attach; }

@@ -132,9 +132,16 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
       }
     }
   }  // nodes end here: their namespaces and holders are gone
-  auto leaks = CompareHost(host_before, TakeHostSnapshot(run_dir));
-  if (!leaks.empty())
-    SetFail(r, "F26 (leak audit: a case leaves nothing behind)", Join(leaks, "; "));
+  auto host_leaks = FindHostLeaks(host_before, TakeHostSnapshot(run_dir), {case_dir, unique});
+  if (!host_leaks.empty()) {
+    std::vector<std::string> lines;
+    if (settings.keep) {
+      for (const auto& l : host_leaks) lines.push_back(l.what + " (kept: --keep)");
+    } else {
+      lines = ReclaimHostLeaks(host_leaks);
+    }
+    SetFail(r, "F26 (leak audit: a case leaves nothing behind)", Join(lines, "; "));
+  }
   if (!settings.keep) {
     std::error_code ec;
     std::filesystem::remove_all(case_dir, ec);

@@ -26,6 +26,12 @@ inline const std::vector<std::string> kFailoverCases = {
     "failover/partition-daemon-unreachable-kubelet",
 };
 
+// attach:false drivers only: an attachable driver SKIPs them.
+inline const std::vector<std::string> kMountOnlyFailoverCases = {
+    "failover/mount-only-crash-reschedule",
+    "failover/mount-only-data-follows-pod",
+};
+
 inline const std::string kIsAttachedCase = "faults/isattached-with-backend-unreachable";
 inline const std::string kLongMountDeviceCase = "faults/pod-deleted-during-long-mountdevice";
 

@@ -99,7 +99,7 @@ TEST(Flexconform, TmpfsPassesEveryApplicableCase) {
     const std::string verdict = c["verdict"];
     if (verdict == "SKIP") {
       // A driver without a profile SKIPs what only a profile can say
-      // (invalidOptions, freeTextOptions, fsTypes, a backend fixture).
+      // (invalidOptions, freeTextOptions, fsTypes, storage, a backend fixture).
       const std::string reason = c["reason"];
       EXPECT_TRUE(reason.rfind("capability:", 0) == 0 || reason.rfind("profile:", 0) == 0)
           << c["name"] << ": " << reason;
@@ -161,8 +161,9 @@ void ExpectSequencesPass(const std::vector<std::string>& driver_args, int exhaus
 
 TEST(Flexconform, TmpfsPassesEverySequence) {
   FLEXKIT_REQUIRE_ROOT();
-  // mount-only, one node, two pods: 4 states, 13 sequences at depth 4.
-  ExpectSequencesPass({"--driver", BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs")}, 13);
+  // mount-only, two nodes (--driver alone), two pods each: 16 states, 106
+  // sequences at depth 4.
+  ExpectSequencesPass({"--driver", BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs")}, 106);
 }
 
 TEST(Flexconform, BundledConvoyPassesEverySequenceOnTheFake) {

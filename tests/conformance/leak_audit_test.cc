@@ -1,6 +1,7 @@
-// The host half of the leak audit on a real loop device (needs root): a
+// The host half of the leak audit on real loop devices and processes: a
 // loop device left over a file of the run dir is found even when the run
-// dir is named through a symlink and after the case dir was removed.
+// dir is named through a symlink and after the case dir was removed, and
+// what a case leaves elsewhere is attributed by its marks.
 #include "conformance/leak_audit.h"
 
 #include <gtest/gtest.h>
@@ -40,6 +41,59 @@ TEST(LeakAudit, FindsALoopDeviceWhoseBackingFileWasDeleted) {
   EXPECT_NE(leaks[0].find("loop device left"), std::string::npos) << leaks[0];
   EXPECT_NE(leaks[0].find("(deleted)"), std::string::npos) << leaks[0];
   EXPECT_EQ(found, std::vector<std::string>{loop});
+}
+
+// Anywhere on the host: a loop device over a file outside the run dir is
+// the case's when the file carries the case's unique prefix, and is
+// reclaimed; one carrying another run's prefix is never touched.
+TEST(LeakAudit, AttributesHostLoopDevicesByTheCasePrefixAndReclaimsThem) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir run("leak-audit-run");
+  flexkit::testing::TempDir elsewhere("leak-audit-elsewhere");
+  const std::string ours = elsewhere.Join("vol-r77777c3-1.img");
+  const std::string theirs = elsewhere.Join("vol-r88888c3-1.img");
+  for (const auto& f : {ours, theirs}) {
+    std::ofstream(f).close();
+    fs::resize_file(f, 1 << 20);
+  }
+  const HostSnapshot before = TakeHostSnapshot(run.path());
+  auto a = RunProcess({"/usr/sbin/losetup", "--find", "--show", ours});
+  auto b = RunProcess({"/usr/sbin/losetup", "--find", "--show", theirs});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string loop_b = b.out.substr(0, b.out.find('\n'));
+  const auto leaks =
+      FindHostLeaks(before, TakeHostSnapshot(run.path()), {run.Join("3"), "r77777c3"});
+  const auto lines = ReclaimHostLeaks(leaks);
+  const auto left = RunProcess({"/usr/sbin/losetup", "-j", ours});
+  const auto other = RunProcess({"/usr/sbin/losetup", "-j", theirs});
+  RunProcess({"/usr/sbin/losetup", "--detach", loop_b});
+
+  ASSERT_EQ(lines.size(), 1u) << ::testing::PrintToString(lines);
+  EXPECT_NE(lines[0].find(ours), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("(reclaimed)"), std::string::npos) << lines[0];
+  EXPECT_EQ(left.out, "");
+  EXPECT_NE(other.out.find(theirs), std::string::npos);
+}
+
+// A process the case's driver left, reparented away from flexconform, is
+// found by the FLEXCONFORM_CASE_DIR in its environment and killed.
+TEST(LeakAudit, FindsAndKillsAProcessCarryingTheCaseDir) {
+  flexkit::testing::TempDir run("leak-audit-run");
+  const HostSnapshot before = TakeHostSnapshot(run.path());
+  auto started = RunProcess({"/bin/sh", "-c",
+                             "FLEXCONFORM_CASE_DIR=" + run.Join("5") +
+                                 " setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $!"});
+  const pid_t pid = static_cast<pid_t>(std::stol(started.out));
+  const auto leaks = FindHostLeaks(before, TakeHostSnapshot(run.path()), {run.Join("5"), "r1c5"});
+  const auto lines = ReclaimHostLeaks(leaks);
+  ASSERT_EQ(lines.size(), 1u) << ::testing::PrintToString(lines);
+  EXPECT_NE(lines[0].find("pid " + std::to_string(pid)), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("(reclaimed)"), std::string::npos) << lines[0];
+  EXPECT_FALSE(
+      fs::exists("/proc/" + std::to_string(pid) + "/cmdline") &&
+      RunProcess({"/bin/sh", "-c", "grep -q '^State:.Z' /proc/" + std::to_string(pid) + "/status"})
+              .exit_code != 0);
 }
 
 }  // namespace
