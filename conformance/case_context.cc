@@ -464,8 +464,9 @@ sim::ProcessResult CaseContext::SecretScanningRunner::Run(const sim::ProcessSpec
   c_.driver_time_ms_ += result.duration.count();
   const std::string verb = spec.args.empty() ? "a call" : spec.args[0];
   auto changes = plugin_dir ? plugin_dir->Changes() : std::vector<std::string>{};
+  const bool leaked = c_.HasSecret(result.combined);  // takes mutex_ itself
   std::lock_guard lock(c_.mutex_);
-  if (c_.HasSecret(result.combined) && c_.driven_leak_.empty()) c_.driven_leak_ = verb;
+  if (leaked && c_.driven_leak_.empty()) c_.driven_leak_ = verb;
   if (!changes.empty() && c_.driven_plugin_dir_changes_.empty()) {
     c_.driven_plugin_dir_verb_ = verb;
     c_.driven_plugin_dir_changes_ = std::move(changes);
