@@ -217,7 +217,7 @@ TEST(Flexconform, BundledConvoyPassesEveryApplicableCaseOnTheFake) {
   FLEXKIT_REQUIRE_ROOT();
   flexkit::testing::TempDir dir;
   flexkit::testing::RunOptions options;
-  options.deadline = std::chrono::seconds(300);
+  options.deadline = std::chrono::seconds(600);
   std::vector<std::string> argv = {Flexconform(), "--json", dir.Join("r.json"), "--run-root",
                                    dir.path()};
 #if defined(__SANITIZE_THREAD__)
@@ -245,7 +245,7 @@ TEST(Flexconform, BundledStockConvoyPassesEveryApplicableCaseAndSkipsTakeOver) {
   FLEXKIT_REQUIRE_ROOT();
   flexkit::testing::TempDir dir;
   flexkit::testing::RunOptions options;
-  options.deadline = std::chrono::seconds(300);
+  options.deadline = std::chrono::seconds(600);
   // sequence/exhaustive (about a minute) runs in the extended bundled case;
   // here sequence/random walks the stock daemon's mounts, to keep CI short.
   std::string skip = "sequence/exhaustive";
