@@ -132,6 +132,12 @@ int main(int argc, char** argv) {
       if (!driver.empty()) profile.driver = driver;
     } else if (!driver.empty()) {
       profile.driver = driver;
+      // The derived profile's defaults (DeriveProfile): kubelet's
+      // controller-managed attach, and two nodes, so that [sequence] covers
+      // two and [failover] can move a pod; the capabilities come from init
+      // below, once it is known kubelet would register the driver.
+      profile.kubelet_managed_attach = false;
+      profile.nodes = 2;
     } else {
       profile = bundled == "stock" ? BundledStockConvoyProfile(SelfDir())
                                    : BundledConvoyProfile(SelfDir());
