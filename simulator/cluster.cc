@@ -72,10 +72,31 @@ void Cluster::AdoptNode(Node& node, bool controller_managed_attach) {
   AddKubelet(node, controller_managed_attach);
 }
 
+namespace {
+
+// A driver in a folder of its own (vendor~driver) keeps helpers beside it
+// (a sourced common.sh, an init helper), and a node has the whole folder:
+// its regular files are copied first, each through a dot-name and a
+// rename, as a DaemonSet installer does. A driver elsewhere (a build
+// dir) is copied alone.
+void CopyDriverHelpers(const fs::path& source, const fs::path& dir) {
+  const fs::path folder = source.parent_path();
+  if (folder.filename().string().find('~') == std::string::npos) return;
+  for (const auto& e : fs::directory_iterator(folder)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file() || e.path() == source || name.empty() || name[0] == '.') continue;
+    fs::copy_file(e.path(), dir / ("." + name + ".tmp"), fs::copy_options::overwrite_existing);
+    fs::rename(dir / ("." + name + ".tmp"), dir / name);
+  }
+}
+
+}  // namespace
+
 void Cluster::AddKubelet(Node& node, bool controller_managed_attach) {
   for (const auto& [source, dir_name] : drivers_) {
     fs::path dir = fs::path(node.plugin_dir()) / dir_name;
     fs::create_directories(dir);
+    CopyDriverHelpers(source, dir);
     fs::copy_file(source, dir / ExecutableName(UnescapeDriverName(dir_name)),
                   fs::copy_options::overwrite_existing);
   }
@@ -99,6 +120,7 @@ void Cluster::InstallDriver(const std::string& executable, const std::string& dr
   for (const auto& pd : plugin_dirs) {
     fs::path dir = fs::path(pd) / dir_name;
     fs::create_directories(dir);
+    CopyDriverHelpers(source, dir);
     fs::copy_file(source, dir / ("." + exe + ".tmp"), fs::copy_options::overwrite_existing);
     fs::rename(dir / ("." + exe + ".tmp"), dir / exe);
   }

@@ -20,7 +20,8 @@ std::vector<MountEntry> ReadMountTable(pid_t pid) {
   auto str = [](const char* s) { return s == nullptr ? std::string() : std::string(s); };
   while (mnt_table_next_fs(table.get(), iter.get(), &fs) == 0) {
     entries.push_back({str(mnt_fs_get_target(fs)), str(mnt_fs_get_source(fs)),
-                       str(mnt_fs_get_fstype(fs)), str(mnt_fs_get_vfs_options(fs))});
+                       str(mnt_fs_get_fstype(fs)), str(mnt_fs_get_vfs_options(fs)),
+                       mnt_fs_get_root(fs) ? str(mnt_fs_get_root(fs)) : "/"});
   }
   return entries;
 }

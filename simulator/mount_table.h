@@ -12,6 +12,9 @@ struct MountEntry {
   std::string source;
   std::string fs_type;
   std::string options;  // VFS options, e.g. "ro,nosuid"
+  // The subtree of the source mounted here: "/" for a whole filesystem, a
+  // path for a bind mount of a directory.
+  std::string root = "/";
   bool operator==(const MountEntry&) const = default;
 };
 
