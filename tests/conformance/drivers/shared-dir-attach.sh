@@ -13,6 +13,12 @@
 # /var/lib/shared-dir-attach. The name it runs under picks at most one
 # defect (`shared-dir-attach~DEFECT/DEFECT`, symlinks to this file);
 # `clean` has none. Needs jq, losetup, flock, blkid, mkfs.
+# kube-controller-manager runs attach, detach and isattached with no tools
+# on its PATH (flexconform too: cluster-facts §2); this driver's "cloud
+# API" is the host's own tools, so it names where they live, as a driver
+# that ships its own binaries would.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
 defect=$(basename "$0")
 root=${SHARED_DIR_ATTACH_ROOT:-}
 [ -n "$root" ] || root=${FLEXCONFORM_CASE_DIR:+$FLEXCONFORM_CASE_DIR/shared-dir-attach}
@@ -56,7 +62,7 @@ case "$1" in
     [ -n "$vol" ] && [ -n "$node" ] || fail "attach needs a volume name and a node"
     lock
     img="$root/volumes/$vol.img"
-    [ -e "$img" ] || truncate -s "$(opt size "$2" | grep . || echo 64M)" "$img" 2>/dev/null ||
+    [ -e "$img" ] || truncate -s "$(opt size "$2" | grep . || echo 320M)" "$img" 2>/dev/null ||
       fail "cannot create $img"
     record "$vol"
     if [ -n "$owner" ] && [ "$owner" != "$node" ]; then
@@ -102,7 +108,10 @@ case "$1" in
     if [ -z "$(blkid -p -o value -s TYPE "$dev" 2>/dev/null)" ]; then
       mkfs -t "$fs" -q "$dev" >/dev/null 2>&1 || fail "mkfs -t $fs $dev"
     fi
-    mkdir -p "$path" && mount "$dev" "$path" >/dev/null 2>&1 || fail "mount $dev on $path"
+    ro=; [ "$(opt kubernetes.io/readwrite "$4")" = ro ] && ro="-o ro"
+    mkdir -p "$path" 2>/dev/null || fail "cannot create $path"
+    # shellcheck disable=SC2086
+    mount $ro "$dev" "$path" >/dev/null 2>&1 || fail "mount $dev on $path"
     ok ;;
   unmountdevice)
     if mountpoint -q "$2"; then umount "$2" >/dev/null 2>&1 || fail "umount $2"; fi
@@ -114,7 +123,8 @@ case "$1" in
     plugin=$(basename "$(dirname "$dir")" | tr '~' '/')
     global="$root_dir/plugins/kubernetes.io/flexvolume/$plugin/mounts/$(basename "$dir")"
     mountpoint -q "$global" || fail "the device of $dir is not mounted at $global"
-    mkdir -p "$dir" && mount --bind "$global" "$dir" >/dev/null 2>&1 || fail "bind $dir"
+    mkdir -p "$dir" 2>/dev/null || fail "cannot create $dir"
+    mount --bind "$global" "$dir" >/dev/null 2>&1 || fail "bind $dir"
     if [ "$(opt kubernetes.io/readwrite "$3")" = ro ]; then
       mount -o remount,bind,ro "$dir" >/dev/null 2>&1 || fail "remount $dir read-only"
     fi

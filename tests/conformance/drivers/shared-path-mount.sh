@@ -36,10 +36,11 @@ case "$1" in
       seen="$root/seen/$(printf '%s' "${dir%%/pods/*}" | md5sum | cut -c1-16)"
       if [ ! -e "$seen/$vol" ]; then
         find "$src" -mindepth 1 -delete 2>/dev/null
-        mkdir -p "$seen" && : >"$seen/$vol"
+        mkdir -p "$seen" 2>/dev/null && : >"$seen/$vol"
       fi
     fi
-    mkdir -p "$dir" && mount --bind "$src" "$dir" >/dev/null 2>&1 || fail "bind $src on $dir"
+    mkdir -p "$dir" 2>/dev/null || fail "cannot create $dir"
+    mount --bind "$src" "$dir" >/dev/null 2>&1 || fail "bind $src on $dir"
     if [ "$(opt kubernetes.io/readwrite "$3")" = ro ]; then
       mount -o remount,bind,ro "$dir" >/dev/null 2>&1 || fail "remount $dir read-only"
     fi
