@@ -52,7 +52,8 @@ release() {  # volume: the loop device goes, then the record
 }
 
 case "$1" in
-  init) printf '{"status":"Success","capabilities":{"attach":true}}\n'; exit 0 ;;
+  # A volume's size is fixed (nothing grows the file), so no node expansion.
+  init) printf '{"status":"Success","capabilities":{"attach":true,"requiresFSResize":false}}\n'; exit 0 ;;
   getvolumename)
     vol=$(opt kubernetes.io/pvOrVolumeName "$2")
     [ -n "$vol" ] || fail "no kubernetes.io/pvOrVolumeName in the options"
@@ -105,8 +106,11 @@ case "$1" in
     mountpoint -q "$path" && ok
     [ -b "$dev" ] || fail "$dev is not a block device"
     fs=$(opt kubernetes.io/fsType "$4"); fs=${fs:-ext4}
-    if [ -z "$(blkid -p -o value -s TYPE "$dev" 2>/dev/null)" ]; then
+    have=$(blkid -p -o value -s TYPE "$dev" 2>/dev/null)
+    if [ -z "$have" ]; then
       mkfs -t "$fs" -q "$dev" >/dev/null 2>&1 || fail "mkfs -t $fs $dev"
+    elif [ "$have" != "$fs" ]; then
+      fail "$dev holds $have, not the $fs asked for; it is never reformatted"
     fi
     ro=; [ "$(opt kubernetes.io/readwrite "$4")" = ro ] && ro="-o ro"
     mkdir -p "$path" 2>/dev/null || fail "cannot create $path"
