@@ -208,6 +208,12 @@ int main(int argc, char** argv) {
     err_pipe[0] = err_pipe[1] = -1;
   }
 
+  // A signal that arrives before the driver exists is held (blocked) and
+  // forwarded once it does, so none is lost.
+  sigset_t forwarded, previous;
+  sigemptyset(&forwarded);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
+  ::sigprocmask(SIG_BLOCK, &forwarded, &previous);
   struct sigaction forward {};
   forward.sa_handler = ForwardSignal;
   sigemptyset(&forward.sa_mask);
@@ -220,14 +226,17 @@ int main(int argc, char** argv) {
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) ::sigaction(sig, &dfl, nullptr);
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
     ::execv(real.c_str(), argv);  // argv[0] stays kubelet's path
     _exit(127);
   }
   if (child < 0) {
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
     ::execv(real.c_str(), argv);
     _exit(127);
   }
   g_child = child;
+  ::sigprocmask(SIG_SETMASK, &previous, nullptr);
   ::close(out_pipe[1]);
   if (err_pipe[1] >= 0) ::close(err_pipe[1]);
 

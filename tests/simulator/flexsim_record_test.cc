@@ -123,14 +123,21 @@ TEST_F(SimulatorRecord, TheDriverSeesKubeletsArgvZeroAndItsOwnFolder) {
 }
 
 TEST_F(SimulatorRecord, SignalsReachTheDriverAndTheShimEndsAsItDid) {
-  // kubelet's waitforattach timer sends SIGTERM to the process it started.
+  // kubelet's waitforattach timer sends SIGTERM to the process it started;
+  // the driver says when its trap is set, so a slow start cannot race it.
   WriteDriver(
       "sleep 30 & pid=$!\n"
       "trap 'kill $pid; printf \"{\\\"status\\\":\\\"Failure\\\"}\\n\"; exit 7' TERM\n"
+      ": > \"$READY\"\n"
       "wait $pid\n");
   ASSERT_EQ(Install().exit_code, 0);
-  auto r = RunProcess(
-      {"/bin/sh", "-c", "\"$0\" waitforattach '' '{}' & sleep 0.5; kill -TERM $!; wait $!", Exe()});
+  flexkit::testing::RunOptions options;
+  options.extra_env = {{"READY", dir.Join("ready")}};
+  auto r = RunProcess({"/bin/sh", "-c",
+                       "\"$0\" waitforattach '' '{}' & i=0; while [ ! -e \"$READY\" ] && "
+                       "[ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; kill -TERM $!; wait $!",
+                       Exe()},
+                      options);
   EXPECT_EQ(r.exit_code, 7) << r.out << r.err;
   std::ofstream(Folder() + "/.rec.real", std::ios::trunc) << "#!/bin/sh\nkill -KILL $$\n";
   auto killed = RunProcess({Exe(), "init"});
@@ -223,7 +230,8 @@ TEST_F(SimulatorShapes, ArityPathsAndUnknownVerbsAreGaps) {
       R"({"argv":["detach","/dev/xvdf","node-1"],"exit":{"code":0,"signal":0},"output":""})");
   auto r = Check(lines);
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.out, HasSubstr(":4: unmount: kubelet passed 2 arguments after the verb, flexsim passes 1"));
+  EXPECT_THAT(
+      r.out, HasSubstr(":4: unmount: kubelet passed 2 arguments after the verb, flexsim passes 1"));
   EXPECT_THAT(r.out, HasSubstr(":5: unmount: '/mnt/elsewhere' is not kubelet's pod volume dir"));
   EXPECT_THAT(r.out, HasSubstr(":6: getdevicemountpath: flexsim's current profile never calls"));
   EXPECT_THAT(r.out, HasSubstr(":7: detach: detach got '/dev/xvdf'"));
