@@ -154,6 +154,12 @@ void CaseContext::UseKubeletRoot(const sim::Node& n, const std::string& root) {
   kubelet_roots_[n.name()] = root;
 }
 
+bool CaseContext::Listable(const sim::Node& n, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::directory_iterator listed(HostPath(n, dir), ec);
+  return !ec;
+}
+
 std::string CaseContext::HostPath(const sim::Node& n, const std::string& path) {
   return "/proc/" + std::to_string(n.holder_pid()) + "/root" + path;
 }
@@ -205,8 +211,8 @@ void CaseContext::CheckMounted(sim::Node& n, const std::string& verb, const std:
     std::filesystem::remove(HostPath(n, probe), ec);
     // A filesystem read-only by design (informational files) still serves
     // the pod: a WARN, while one that cannot even be listed FAILs.
-    std::filesystem::directory_iterator it(real, ec);
-    if (ec) Fail(kRule, verb + " answered Success but " + target + " is not usable: " + e.what());
+    if (!Listable(n, target))
+      Fail(kRule, verb + " answered Success but " + target + " is not usable: " + e.what());
     Warn(verb + ": " + target + " is mounted but not writable: " + e.what());
     return;
   }

@@ -181,6 +181,9 @@ class CaseContext {
   void UseKubeletRoot(const sim::Node& n, const std::string& root);
   // `path` on node n as the harness reaches it (through the node's namespace).
   static std::string HostPath(const sim::Node& n, const std::string& path);
+  // Whether `dir` on node `n` can be listed: a volume that cannot be
+  // written but can be listed is read-only by design (informational files).
+  static bool Listable(const sim::Node& n, const std::string& dir);
   // A fresh canary path under the case dir for `input` (what the hostile
   // value went into). After every driver call, Call FAILs when a canary
   // exists, naming the input that was executed.
@@ -267,8 +270,8 @@ class CaseContext {
   std::string driven_leak_;             // the verb of the first driven call that leaked a secret
   std::string driven_plugin_dir_verb_;  // the first driven call that changed its plugin folder
   std::vector<std::string> driven_plugin_dir_changes_;
-  std::size_t driven_checked_ = 0;  // transcript calls CheckDrivenCalls has seen
-  std::map<std::string, std::string> kubelet_roots_;           // node name -> --root-dir
+  std::size_t driven_checked_ = 0;                    // transcript calls CheckDrivenCalls has seen
+  std::map<std::string, std::string> kubelet_roots_;  // node name -> --root-dir
   std::vector<std::pair<std::string, std::string>> canaries_;  // path, input
 };
 

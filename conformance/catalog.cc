@@ -14,6 +14,16 @@ std::string MountOnly(const DriverProfile& p) {
                         : "";
 }
 
+std::string Partitionable(const DriverProfile& p) {
+  for (const char* hook : {"partition", "heal"}) {
+    if (!FixtureHas(p.fixture, hook))
+      return std::string("profile: the fixture has no `") + hook +
+             "` hook (a command fixture's fixture." + hook +
+             ", or convoy-fake) to cut a node off its backend and back";
+  }
+  return "";
+}
+
 void CheckDataRoundTrip(CaseContext& c, const PodVolume& v, const std::string& file) {
   const std::string path = v.pod_dir + "/" + file;
   const std::string content = "flexconform " + v.spec.name + "\n";
@@ -23,9 +33,7 @@ void CheckDataRoundTrip(CaseContext& c, const PodVolume& v, const std::string& f
     // A filesystem read-only by design (informational files) still serves
     // its pods, so the data checks cannot run, and kubelet requires nothing
     // more; one that cannot even be listed is not mounted usably.
-    std::error_code ec;
-    std::filesystem::directory_iterator listed(CaseContext::HostPath(*v.node, v.pod_dir), ec);
-    if (ec)
+    if (!CaseContext::Listable(*v.node, v.pod_dir))
       c.Fail("protocol §7: a mounted volume is writable through the pod dir",
              std::string("write: ") + e.what());
     c.Skip("capability: the volume is mounted but not writable (" + std::string(e.what()) +

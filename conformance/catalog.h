@@ -96,5 +96,7 @@ void TearDownAll(CaseContext& c);
 std::string Always(const DriverProfile&);
 std::string AttachableOnly(const DriverProfile& p);
 std::string MountOnly(const DriverProfile& p);
+// The fixture can cut a node off its backend and back (partition, heal).
+std::string Partitionable(const DriverProfile& p);
 
 }  // namespace flexkit::conform

@@ -178,9 +178,7 @@ class Failover : public std::enable_shared_from_this<Failover> {
       } catch (const std::exception& e) {
         // Read-only by design (informational files): no data can follow the
         // pod, and kubelet requires nothing more (as CheckDataRoundTrip).
-        std::error_code ec;
-        std::filesystem::directory_iterator listed(CaseContext::HostPath(n, PodDir(pod)), ec);
-        if (ec)
+        if (!CaseContext::Listable(n, PodDir(pod)))
           c_.Fail("protocol §7: a mounted volume is writable", std::string("write: ") + e.what());
         c_.Skip("capability: the volume is mounted but not writable (" + std::string(e.what()) +
                 "), so no data can follow the pod");
@@ -744,13 +742,7 @@ std::string StorageSays(const DriverProfile& p) {
 // The partition cases cut A off its backend: only a fixture that can.
 std::string AttachableAndPartitionable(const DriverProfile& p) {
   if (std::string why = AttachableOnly(p); !why.empty()) return why;
-  for (const char* hook : {"partition", "heal"}) {
-    if (!FixtureHas(p.fixture, hook))
-      return std::string("profile: the fixture has no `") + hook +
-             "` hook (a command fixture's fixture." + hook +
-             ", or convoy-fake) to cut a node off its backend and back";
-  }
-  return "";
+  return Partitionable(p);
 }
 
 }  // namespace

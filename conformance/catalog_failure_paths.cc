@@ -246,15 +246,6 @@ void UnmountDeviceBusy(CaseContext& c) {
   TearDownAll(c);
 }
 
-std::string NeedsNodeBackends(const DriverProfile& p) {
-  if (p.fixture.kind == "convoy-fake") return "";
-  if (p.fixture.kind == "command" && p.fixture.hooks.count("partition") &&
-      p.fixture.hooks.count("heal"))
-    return "";
-  return "profile: no way to cut a node off its backend (a command fixture needs the "
-         "partition and heal hooks)";
-}
-
 // The node's backend stops answering: setting a volume up must fail (a
 // Success must be true), and teardown meanwhile either fails, leaving the
 // mount, or really unmounts. Once it answers again, everything works.
@@ -339,7 +330,7 @@ void AddFailurePathCases(std::vector<Case>& cases) {
   cases.push_back({"failure/backend-unreachable",
                    {"failure", "root"},
                    {"F28", "F30"},
-                   NeedsNodeBackends,
+                   Partitionable,
                    BackendUnreachable});
 }
 

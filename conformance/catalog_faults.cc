@@ -16,13 +16,7 @@ namespace {
 
 std::string AttachableWithNodeBackends(const DriverProfile& p) {
   if (!p.attachable()) return "capability: init says attach:false";
-  for (const char* hook : {"partition", "heal"}) {
-    if (!FixtureHas(p.fixture, hook))
-      return std::string("profile: the fixture has no `") + hook +
-             "` hook (a command fixture's fixture." + hook +
-             ", or convoy-fake) to cut a node off its backend and back";
-  }
-  return "";
+  return Partitionable(p);
 }
 
 void IsAttachedWithBackendDown(CaseContext& c) {
