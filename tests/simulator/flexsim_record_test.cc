@@ -125,11 +125,13 @@ TEST_F(SimulatorRecord, TheDriverSeesKubeletsArgvZeroAndItsOwnFolder) {
 TEST_F(SimulatorRecord, SignalsReachTheDriverAndTheShimEndsAsItDid) {
   // kubelet's waitforattach timer sends SIGTERM to the process it started;
   // the driver says when its trap is set, so a slow start cannot race it.
+  // It polls in short sleeps rather than `wait`: a shell runs its trap once
+  // the foreground command ends, and a TERM that lands just before `wait`
+  // starts could otherwise sit unhandled until the background job ends.
   WriteDriver(
-      "sleep 30 & pid=$!\n"
-      "trap 'kill $pid; printf \"{\\\"status\\\":\\\"Failure\\\"}\\n\"; exit 7' TERM\n"
+      "trap 'printf \"{\\\"status\\\":\\\"Failure\\\"}\\n\"; exit 7' TERM\n"
       ": > \"$READY\"\n"
-      "wait $pid\n");
+      "i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n");
   ASSERT_EQ(Install().exit_code, 0);
   flexkit::testing::RunOptions options;
   options.extra_env = {{"READY", dir.Join("ready")}};
