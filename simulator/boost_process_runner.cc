@@ -48,6 +48,10 @@ struct ChildSetup {
   bp::error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&,
                                const char* const*) {
     if (::setpgid(0, 0) != 0) return LastError();
+    // Blocked signals survive exec; kubelet's drivers start with none.
+    sigset_t none;
+    sigemptyset(&none);
+    if (::sigprocmask(SIG_SETMASK, &none, nullptr) != 0) return LastError();
     if (mount_namespace_fd >= 0) {
       // setns(CLONE_NEWNS) needs an fs_struct of our own; under TSan the
       // child already runs a helper thread sharing it.

@@ -58,6 +58,26 @@ TEST(SimulatorProcessRunner, LeaksNoDescriptorIntoTheDriver) {
   EXPECT_EQ(Slurp(dir.Join("fds")).find(inode), std::string::npos) << Slurp(dir.Join("fds"));
 }
 
+// kubelet's drivers start with no signal blocked; a harness that blocks
+// SIGINT/SIGTERM for itself must not pass that on (a driver could never
+// see the waitforattach timer's SIGTERM).
+TEST(SimulatorProcessRunner, DriverStartsWithNoSignalBlocked) {
+  sigset_t blocked, previous;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGTERM);
+  sigaddset(&blocked, SIGINT);
+  ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &blocked, &previous), 0);
+  ProcessSpec spec;
+  spec.executable = "/bin/sh";
+  // `read` is a builtin: the shell's own mask, not a child's, is read.
+  spec.args = {"-c", "while read -r k v; do [ \"$k\" = SigBlk: ] && printf %s \"$v\"; done "
+                     "< /proc/$$/status; true"};
+  ProcessResult r = BoostProcessRunner().Run(spec);
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  ASSERT_TRUE(r.exit.ok()) << r.combined;
+  EXPECT_EQ(r.combined, "0000000000000000");
+}
+
 // os/exec CombinedOutput gives fd 1 and fd 2 one pipe: a reply written to
 // both in alternation is read whole, in write order.
 TEST(SimulatorProcessRunner, StdoutAndStderrAreOnePipeInWriteOrder) {
