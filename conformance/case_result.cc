@@ -1,5 +1,7 @@
 #include "conformance/case_result.h"
 
+#include <stdexcept>
+
 namespace flexkit::conform {
 
 const char* GradeName(Grade grade) {
@@ -16,6 +18,13 @@ const char* GradeName(Grade grade) {
       return "ERROR";
   }
   return "?";
+}
+
+Grade GradeNamed(const std::string& name) {
+  for (Grade g : {Grade::kPass, Grade::kFail, Grade::kSkip, Grade::kWarn, Grade::kError}) {
+    if (name == GradeName(g)) return g;
+  }
+  throw std::runtime_error("unknown verdict \"" + name + "\"");
 }
 
 void AddFinding(CaseResult& r, Finding finding) {
@@ -39,6 +48,81 @@ std::vector<std::string> RulesBroken(const CaseResult& r) {
     if (!seen) rules.push_back(f.rule);
   }
   return rules;
+}
+
+std::vector<Finding> FindingsOf(const CaseResult& r) {
+  if (!r.findings.empty() || (r.grade != Grade::kFail && r.grade != Grade::kError))
+    return r.findings;
+  return {{r.grade, r.rule, r.reason}};
+}
+
+nlohmann::ordered_json ResultToJson(const CaseResult& r) {
+  nlohmann::ordered_json c;
+  c["name"] = r.name;
+  c["tags"] = r.tags;
+  c["verdict"] = GradeName(r.grade);
+  c["reason"] = r.reason;
+  c["rule"] = r.rule;
+  c["rules"] = RulesBroken(r);
+  c["findings"] = nlohmann::ordered_json::array();
+  for (const auto& f : FindingsOf(r))
+    c["findings"].push_back({{"verdict", GradeName(f.grade)}, {"rule", f.rule}, {"why", f.why}});
+  c["warnings"] = r.warnings;
+  c["duration_ms"] = r.duration.count();
+  c["driver_ms"] = r.driver_time.count();
+  c["transcript"] = r.transcript;
+  auto& timeline = c["timeline"];
+  timeline["calls"] = nlohmann::ordered_json::array();
+  for (const auto& w : r.timeline.calls) timeline["calls"].push_back({w.start_ms, w.end_ms});
+  timeline["backend"] = nlohmann::ordered_json::array();
+  for (const auto& e : r.timeline.backend) {
+    timeline["backend"].push_back({{"server", e.server},
+                                   {"start_ms", e.start_ms},
+                                   {"duration_ms", e.duration_ms},
+                                   {"status", e.status},
+                                   {"method", e.method},
+                                   {"path", e.path}});
+  }
+  return c;
+}
+
+CaseResult ResultFromJson(const nlohmann::ordered_json& j) {
+  const std::string name = j.contains("name") && j["name"].is_string() ? j["name"] : "";
+  try {
+    CaseResult r;
+    r.name = j.at("name").get<std::string>();
+    r.tags = j.at("tags").get<std::vector<std::string>>();
+    r.grade = GradeNamed(j.at("verdict").get<std::string>());
+    r.reason = j.at("reason").get<std::string>();
+    r.rule = j.at("rule").get<std::string>();
+    for (const auto& f : j.at("findings")) {
+      r.findings.push_back({GradeNamed(f.at("verdict").get<std::string>()),
+                            f.at("rule").get<std::string>(), f.at("why").get<std::string>()});
+    }
+    r.warnings = j.at("warnings").get<std::vector<std::string>>();
+    r.duration = std::chrono::milliseconds(j.at("duration_ms").get<std::int64_t>());
+    r.driver_time = std::chrono::milliseconds(j.at("driver_ms").get<std::int64_t>());
+    r.transcript = j.at("transcript");
+    if (j.contains("timeline")) {  // reports of older versions have none
+      const auto& t = j["timeline"];
+      for (const auto& w : t.at("calls"))
+        r.timeline.calls.push_back({w.at(0).get<std::int64_t>(), w.at(1).get<std::int64_t>()});
+      for (const auto& e : t.at("backend")) {
+        r.timeline.backend.push_back(
+            {e.at("server").get<std::string>(), e.at("start_ms").get<std::int64_t>(),
+             e.at("duration_ms").get<std::int64_t>(), e.at("status").get<int>(),
+             e.at("method").get<std::string>(), e.at("path").get<std::string>()});
+      }
+    }
+    return r;
+  } catch (const nlohmann::ordered_json::exception& e) {
+    // The library's id ("[json.exception.out_of_range.403]") says nothing to a user.
+    std::string what = e.what();
+    if (auto close = what.find("] "); what.rfind("[json.exception.", 0) == 0 && close != what.npos)
+      what = what.substr(close + 2);
+    throw std::runtime_error("case " + (name.empty() ? std::string("without a name") : name) +
+                             ": " + what);
+  }
 }
 
 namespace {

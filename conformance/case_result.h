@@ -13,6 +13,8 @@ namespace flexkit::conform {
 // that would not start); the case has no verdict on the driver.
 enum class Grade { kPass, kFail, kSkip, kWarn, kError };
 const char* GradeName(Grade grade);  // "PASS", "FAIL", "SKIP", "WARN", "ERROR"
+// The grade GradeName names; throws for any other text.
+Grade GradeNamed(const std::string& name);
 
 // One rule a case saw broken (or the harness error that stopped it).
 struct Finding {
@@ -44,6 +46,16 @@ struct CaseResult {
 void AddFinding(CaseResult& r, Finding finding);
 // The distinct rules of the FAIL findings.
 std::vector<std::string> RulesBroken(const CaseResult& r);
+// The case's findings; a result made without any (a FAIL given only a rule
+// and a reason) has that one.
+std::vector<Finding> FindingsOf(const CaseResult& r);
+
+// A result as the JSON report's "cases" entries hold it (worker processes
+// hand their results back in it, `merge` and `--baseline` read it), and
+// back: ResultFromJson(ResultToJson(r)) has r's verdict, findings,
+// transcript and timeline. Throws naming what is missing or mistyped.
+nlohmann::ordered_json ResultToJson(const CaseResult& r);
+CaseResult ResultFromJson(const nlohmann::ordered_json& j);
 
 // A FAIL shows the calls that led to it: one line per call (node, argv,
 // exit, output, verdict, mount changes), secrets already redacted.

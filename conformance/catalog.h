@@ -14,8 +14,10 @@
 namespace flexkit::conform {
 
 struct Case {
-  std::string name;                        // "group/what-it-checks"
-  std::vector<std::string> tags;           // "protocol", "lifecycle", ..., "root", "slow"
+  std::string name;  // "group/what-it-checks"
+  // "protocol", "lifecycle", ..., "root"; "slow": waits out timeouts or runs
+  // many steps (a parallel run starts it first)
+  std::vector<std::string> tags;
   std::vector<std::string> failure_modes;  // "F9", ... (anchors §6)
   // Empty when the case applies to the profile; otherwise the SKIP reason.
   std::function<std::string(const DriverProfile&)> applies;

@@ -104,7 +104,7 @@ void PodDeletedDuringLongMountDevice(CaseContext& c) {
 
 void AddFaultCases(std::vector<Case>& cases) {
   cases.push_back({"faults/isattached-with-backend-unreachable",
-                   {"faults", "root"},
+                   {"faults", "root", "slow"},
                    {"F28", "F30"},
                    AttachableWithNodeBackends,
                    IsAttachedWithBackendDown});

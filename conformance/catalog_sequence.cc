@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "conformance/catalog.h"
+#include "conformance/leak_audit.h"
 #include "conformance/model/sequence_search.h"
 
 namespace flexkit::conform {
@@ -266,7 +267,7 @@ class SequenceRun {
         if (r.ok()) {
           // The loop device, as the harness sees it, must be gone with
           // the attachment (one that outlives it is a host leak).
-          if (!v.loop_backing.empty() && LoopBacking(v.attach_device) == v.loop_backing) {
+          if (!v.loop_backing.empty() && !LoopReleased(v.attach_device, v.loop_backing)) {
             return Divergence{0, "F12 (protocol §5.10: detach releases the attachment)",
                               n.name() + ": " + v.attach_device + " released",
                               v.attach_device + " still backed by " + v.loop_backing};
@@ -566,12 +567,13 @@ void Random(CaseContext& c, const SequenceOptions& options) {
 
 void AddSequenceCases(std::vector<Case>& cases, const SequenceOptions& options) {
   const std::vector<std::string> modes = {"F9", "F10", "F11", "F12", "F18"};
+  cases.push_back({"sequence/exhaustive",
+                   {"sequence", "root", "slow"},
+                   modes,
+                   Always,
+                   [options](CaseContext& c) { Exhaustive(c, options); }});
   cases.push_back(
-      {"sequence/exhaustive", {"sequence", "root"}, modes, Always, [options](CaseContext& c) {
-         Exhaustive(c, options);
-       }});
-  cases.push_back(
-      {"sequence/random", {"sequence", "root"}, modes, Always, [options](CaseContext& c) {
+      {"sequence/random", {"sequence", "root", "slow"}, modes, Always, [options](CaseContext& c) {
          Random(c, options);
        }});
 }

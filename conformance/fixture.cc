@@ -69,7 +69,10 @@ class ConvoyFakeFixture : public Fixture {
           {"socket", Socket(*n)},
           {"socketTemplate", dir_ + "/{node}.sock"},
           {"mode", spec_.mode},
-          {"timeouts", {{"connect", "2s"}, {"request", "10s"}, {"waitforattach", "10s"}}},
+          // Short: a hung backend costs the driver's request timeout, which
+          // must still fire and be judged; the fake answers the slowest
+          // real request (create: mkfs on a loop device) well inside it.
+          {"timeouts", {{"connect", "2s"}, {"request", "4s"}, {"waitforattach", "10s"}}},
           {"logFile", dir_ + "/driver.log"},
           {"stateDir", dir_ + "/driver-state"}}.dump();
     }

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -32,34 +33,40 @@ std::string SelfDir() {
   return ec ? "." : self.parent_path().string();
 }
 
-// SIGINT/SIGTERM: finish (and clean up) the current case, then stop. A
-// second signal is left to its default action by the kernel only after
-// cleanup; the run dir of a killed run is swept by the next run.
+// SIGINT/SIGTERM: the running cases finish (and clean up), no more start.
+// Their workers block both signals; a killed run's run dir is swept by the
+// next run.
 std::atomic<bool> g_interrupted{false};
 
-void WatchSignals(sigset_t set) {
-  std::thread([set] {
-    int sig = 0;
-    while (sigwait(&set, &sig) == 0) {
-      if (g_interrupted.exchange(true)) continue;
-      std::cerr << "\nflexconform: signal " << sig
-                << ": finishing the current case, then cleaning up\n";
-    }
-  }).detach();
+void OnStopSignal(int) {
+  static constexpr char kMessage[] =
+      "\nflexconform: interrupted: finishing the running cases, then cleaning up\n";
+  if (!g_interrupted.exchange(true)) {
+    [[maybe_unused]] auto n = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+  }
+}
+
+void WatchStopSignals() {
+  struct sigaction action {};
+  action.sa_handler = OnStopSignal;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread: all inherit it
-
+  WatchStopSignals();
   CLI::App app{
       "flexconform: the FlexVolume conformance suite. With no arguments: the bundled "
       "convoy-flexvolume against the fake Convoy/EBS (needs root)."};
+  app.set_version_flag("--version", std::string("flexconform ") + FLEXKIT_VERSION);
+  app.footer(
+      "Exit codes: 0 every case passed (WARN and SKIP allowed), 1 a case failed (a driver\n"
+      "kubelet would not register included), 2 usage or environment error, an interrupted\n"
+      "run, a selection that matches no case, or a harness ERROR with no FAIL.");
   std::string driver, profile_path, junit, json, html, shard, run_root = "/tmp", timeout, replay;
   Selection selection;
   int repeat = 3;
@@ -76,6 +83,10 @@ int main(int argc, char** argv) {
   app.add_option("--skip", selection.skip, "skip cases whose 'name [tags]' matches this regex");
   app.add_flag("--list", list, "list the selected cases and exit");
   app.add_flag("--coverage", coverage, "print which cases cover each failure mode F1-F30 and exit");
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  app.add_option("-j,--jobs", jobs,
+                 "cases run at once, each in its own process (default: the number of CPUs)")
+      ->check(CLI::Range(1, 256));
   app.add_option("--repeat", repeat, "repetitions for idempotency cases (default 3)")
       ->check(CLI::Range(1, 100));
   app.add_option("--shard", shard,
@@ -87,6 +98,11 @@ int main(int argc, char** argv) {
   app.add_option("--html", html,
                  "write a self-contained HTML report (summary, a sequence diagram per case)");
   app.add_option("--run-root", run_root, "where run directories go (default /tmp)");
+  std::string color = "auto";
+  app.add_option("--color", color,
+                 "colour the console: auto (a terminal, and NO_COLOR unset or empty), always, "
+                 "never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_option("--replay", replay,
                  "replay a flexsim-record-shim log (production traffic) against the driver and "
                  "report every outcome that differs from the recorded one (exit 1 if any)");
@@ -122,6 +138,19 @@ int main(int argc, char** argv) {
       return 0;
     }
     const auto selected = Select(catalog, selection);
+    if (selected.empty() && (!selection.focus.empty() || !selection.skip.empty())) {
+      // Before sharding: a shard may be empty, a selection may not.
+      Selection unsharded = selection;
+      unsharded.shard_index = 0;
+      unsharded.shard_total = 1;
+      if (Select(catalog, unsharded).empty()) {
+        std::cerr << "flexconform: no case matches"
+                  << (selection.focus.empty() ? "" : " --focus '" + selection.focus + "'")
+                  << (selection.skip.empty() ? "" : " with --skip '" + selection.skip + "'") << " ("
+                  << catalog.size() << " cases; --list shows their names and tags)\n";
+        return 2;
+      }
+    }
     if (list) {
       for (const auto* c : selected) std::cout << CaseLabel(*c) << "\n";
       return 0;
@@ -177,10 +206,13 @@ int main(int argc, char** argv) {
     for (const auto& dir : SweepKilledRuns(run_root))
       std::cerr << "flexconform: swept a killed run's " << dir << "\n";
 
-    WatchSignals(signals);
-    ConsoleReporter console(std::cout, ::isatty(STDOUT_FILENO) != 0);
+    const char* no_color = std::getenv("NO_COLOR");  // no-color.org: set and not empty
+    const bool colour = color == "always" || (color == "auto" && ::isatty(STDOUT_FILENO) != 0 &&
+                                              (no_color == nullptr || *no_color == '\0'));
+    ConsoleReporter console(std::cout, colour);
     RunSettings settings;
     settings.repeat = repeat;
+    settings.jobs = jobs;
     settings.keep = keep;
     settings.run_root = run_root;
     settings.flexconform_dir = SelfDir();
@@ -199,6 +231,11 @@ int main(int argc, char** argv) {
                   << catalog_options.sequence.seed << " replays it)\n";
       }
     }
+    RunInfo info = DescribeRun(profile.driver, profile.driver_name);
+    info.profile_file = profile_path;
+    info.kubernetes = profile.kubernetes;
+    info.fixture = profile.fixture.kind;
+    info.seed = catalog_options.sequence.seed;
     auto summary =
         refusal.empty() ? RunCases(profile, selected, settings) : RefusedRun(selected, refusal);
     if (!refusal.empty()) {
@@ -207,8 +244,8 @@ int main(int argc, char** argv) {
     }
     console.Summary(summary);
     if (keep) std::cout << "run directory kept: " << summary.run_dir << "\n";
-    if (!junit.empty()) WriteReport(junit, JunitXml(summary, "flexconform"));
-    if (!json.empty()) WriteReport(json, JsonReport(summary, profile.driver));
+    if (!junit.empty()) WriteReport(junit, JunitXml(summary, info));
+    if (!json.empty()) WriteReport(json, JsonReport(summary, info));
     if (!html.empty()) WriteReport(html, HtmlReport(summary, profile.driver, profile.fixture.kind));
     if (summary.interrupted) return 2;
     return summary.ExitCode();

@@ -55,6 +55,13 @@ std::map<std::string, std::string> LoopBackingFiles() {
   return out;
 }
 
+std::string LoopAttribute(const std::string& name, const std::string& attribute) {
+  std::ifstream in("/sys/block/" + name + "/loop/" + attribute);
+  std::string value;
+  std::getline(in, value);
+  return value;
+}
+
 std::string FirstLine(const std::filesystem::path& file) {
   std::ifstream in(file);
   std::string line;
@@ -192,6 +199,18 @@ std::vector<std::string> CompareHost(const HostSnapshot& before, const HostSnaps
   return leaks;
 }
 
+bool LoopReleased(const std::string& device, const std::string& backing,
+                  std::chrono::milliseconds grace) {
+  const std::string name = device.rfind("/dev/", 0) == 0 ? device.substr(5) : device;
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (LoopAttribute(name, "backing_file") == backing) {
+    if (LoopAttribute(name, "autoclear") != "1" || std::chrono::steady_clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
 std::vector<HostLeak> FindHostLeaks(const HostSnapshot& before, const HostSnapshot& after,
                                     const CaseMarks& marks) {
   const std::string& run = after.run_dir;
@@ -201,9 +220,10 @@ std::vector<HostLeak> FindHostLeaks(const HostSnapshot& before, const HostSnapsh
     return !marks.unique_prefix.empty() &&
            text.find("-" + marks.unique_prefix + "-") != std::string::npos;
   };
+  // Cases of one run overlap (-j): what is under a sibling case dir is that
+  // case's, so with a case named only its own dir counts.
   auto ours_path = [&](const std::string& path) {
-    return BackedUnder(path, run) || (!case_dir.empty() && BackedUnder(path, case_dir)) ||
-           named(path);
+    return BackedUnder(path, case_dir.empty() ? run : case_dir) || named(path);
   };
   std::set<pid_t> our_pids;
   std::vector<HostLeak> leaks;
@@ -227,6 +247,7 @@ std::vector<HostLeak> FindHostLeaks(const HostSnapshot& before, const HostSnapsh
   for (const auto& [name, backing] : after.loops) {
     auto was = before.loops.find(name);
     if ((was != before.loops.end() && was->second == backing) || !ours_path(backing)) continue;
+    if (LoopReleased(name, backing)) continue;  // detached; another process held it a moment
     our_loops.insert(name);
   }
   for (const auto& [name, dm_name] : after.dm) {

@@ -7,6 +7,7 @@
 // runs among them, never make a case fail and never lose what they own.
 #include <sys/types.h>
 
+#include <chrono>
 #include <map>
 #include <set>
 #include <string>
@@ -50,7 +51,8 @@ struct HostLeak {
 };
 
 // What appeared between `before` and `after` and belongs to the case:
-// under the run dir, or carrying the case's marks (a process with its
+// under the case dir (the run dir when `marks` names no case; a sibling
+// case of the same run may be running meanwhile), or carrying the case's marks (a process with its
 // FLEXCONFORM_CASE_DIR, or descended from flexconform; a loop device whose
 // backing file, a mount whose source or target, a dm device whose name
 // names the case's prefix; a dm device over such a loop device; an nbd
@@ -74,6 +76,14 @@ std::vector<std::string> CompareHost(const HostSnapshot& before, const HostSnaps
 std::vector<std::string> CompareNode(const sim::Node& node, const NodeSnapshot& before,
                                      const NodeSnapshot& after,
                                      const std::set<pid_t>& fixture_pids);
+
+// A loop device detached while another process holds it open (a
+// concurrent `losetup -f` probing it, a blkid) stays bound, flagged
+// autoclear, until that process closes it: the kernel's deferred detach.
+// True when `device` ("/dev/loop4" or "loop4") is not bound to `backing`,
+// at once or, when its detach is pending, within `grace`.
+bool LoopReleased(const std::string& device, const std::string& backing,
+                  std::chrono::milliseconds grace = std::chrono::seconds(2));
 
 // Loop devices whose backing file is under `dir` (the sweep of a killed run).
 std::vector<std::string> LoopDevicesUnder(const std::string& dir);

@@ -1,10 +1,16 @@
 #include "conformance/reports.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "conformance/background_process.h"
 
 namespace flexkit::conform {
 namespace {
@@ -55,14 +61,6 @@ std::vector<std::pair<std::string, std::vector<std::string>>> DistinctRules(cons
   return rules;
 }
 
-// The case's findings; a result made without any (a FAIL given only a rule
-// and a reason) has that one.
-std::vector<Finding> FindingsOf(const CaseResult& r) {
-  if (!r.findings.empty() || (r.grade != Grade::kFail && r.grade != Grade::kError))
-    return r.findings;
-  return {{r.grade, r.rule, r.reason}};
-}
-
 std::string FindingsText(const CaseResult& r) {
   std::string out;
   for (const auto& f : FindingsOf(r)) {
@@ -89,15 +87,14 @@ std::string ConsoleReporter::Paint(Grade grade, const std::string& text) const {
   return colours.at(grade) + text + "\033[0m";
 }
 
-void ConsoleReporter::CaseStarted(const Case& c, std::size_t index, std::size_t total) {
-  if (colour_)
-    out_ << "[" << index + 1 << "/" << total << "] " << c.name << " ..."
-         << "\r" << std::flush;
+void ConsoleReporter::CaseStarted(const Case& c, std::size_t, std::size_t) {
+  // Cases overlap (-j): the line says the latest one started.
+  if (colour_) out_ << "\033[2Kstarted " << c.name << " ...\r" << std::flush;
 }
 
-void ConsoleReporter::CaseFinished(const CaseResult& r, std::size_t index, std::size_t total) {
+void ConsoleReporter::CaseFinished(const CaseResult& r, std::size_t finished, std::size_t total) {
   if (colour_) out_ << "\033[2K";
-  out_ << "[" << index + 1 << "/" << total << "] " << Paint(r.grade, GradeName(r.grade)) << " "
+  out_ << "[" << finished + 1 << "/" << total << "] " << Paint(r.grade, GradeName(r.grade)) << " "
        << r.name << " (" << r.duration.count() << " ms)";
   if (r.grade == Grade::kSkip || r.grade == Grade::kWarn) out_ << ": " << r.reason;
   out_ << "\n";
@@ -135,21 +132,74 @@ void ConsoleReporter::Summary(const RunSummary& s) {
   }
 }
 
-std::string JunitXml(const RunSummary& s, const std::string& suite_name) {
-  int failures = 0, skipped = 0, errors = 0;
-  for (const auto& r : s.results) {
-    failures += r.grade == Grade::kFail;
-    skipped += r.grade == Grade::kSkip;
-    errors += r.grade == Grade::kError;
+namespace {
+
+std::string Sha256Of(const std::string& path) {
+  // coreutils is on every host flexconform runs on; a file kept short.
+  const std::string out = "/tmp/flexconform-sha256-" + std::to_string(::getpid());
+  std::string digest;
+  if (RunToCompletion({"/usr/bin/sha256sum", "--", path}, out) == 0) {
+    std::ifstream in(out);
+    in >> digest;
   }
+  std::error_code ec;
+  std::filesystem::remove(out, ec);
+  return digest.size() == 64 ? digest : "";
+}
+
+std::map<Grade, int> Counts(const RunSummary& s) {
+  std::map<Grade, int> counts;
+  for (const auto& r : s.results) ++counts[r.grade];
+  return counts;
+}
+
+std::vector<std::pair<std::string, std::string>> Properties(const RunInfo& info) {
+  return {{"driver", info.driver},
+          {"driver.name", info.driver_name},
+          {"driver.sha256", info.driver_sha256},
+          {"flexconform.version", FLEXKIT_VERSION},
+          {"kubernetes", info.kubernetes},
+          {"fixture", info.fixture},
+          {"profile", info.profile_file},
+          {"seed", std::to_string(info.seed)}};
+}
+
+}  // namespace
+
+RunInfo DescribeRun(const std::string& driver, const std::string& driver_name) {
+  RunInfo info;
+  info.driver = driver;
+  info.driver_name = driver_name;
+  info.driver_sha256 = Sha256Of(driver);
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) info.hostname = host;
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  info.started = stamp;
+  return info;
+}
+
+std::string JunitXml(const RunSummary& s, const RunInfo& info) {
+  auto counts = Counts(s);
+  const std::string suite_name = "flexconform: " + info.driver_name;
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
   xml += "  <testsuite name=\"" + XmlEscape(suite_name) + "\" tests=\"" +
-         std::to_string(s.results.size()) + "\" failures=\"" + std::to_string(failures) +
-         "\" errors=\"" + std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) +
-         "\" time=\"" + Seconds(s.wall) + "\">\n";
+         std::to_string(s.results.size()) + "\" failures=\"" +
+         std::to_string(counts[Grade::kFail]) + "\" errors=\"" +
+         std::to_string(counts[Grade::kError]) + "\" skipped=\"" +
+         std::to_string(counts[Grade::kSkip]) + "\" time=\"" + Seconds(s.wall) + "\" timestamp=\"" +
+         XmlEscape(info.started) + "\" hostname=\"" + XmlEscape(info.hostname) + "\">\n";
+  xml += "    <properties>\n";
+  for (const auto& [name, value] : Properties(info))
+    xml +=
+        "      <property name=\"" + XmlEscape(name) + "\" value=\"" + XmlEscape(value) + "\"/>\n";
+  xml += "    </properties>\n";
   for (const auto& r : s.results) {
     const auto slash = r.name.find('/');
-    const std::string classname = suite_name + "." + r.name.substr(0, slash);
+    const std::string classname = "flexconform." + r.name.substr(0, slash);
     xml += "    <testcase classname=\"" + XmlEscape(classname) + "\" name=\"" + XmlEscape(r.name) +
            "\" time=\"" + Seconds(r.duration) + "\"";
     if (r.grade == Grade::kPass) {
@@ -157,6 +207,10 @@ std::string JunitXml(const RunSummary& s, const std::string& suite_name) {
       continue;
     }
     xml += ">\n";
+    if (r.grade == Grade::kWarn) {
+      // JUnit has no warning: a property and the text, which every reporter shows.
+      xml += "      <properties><property name=\"verdict\" value=\"WARN\"/></properties>\n";
+    }
     if (r.grade == Grade::kSkip)
       xml += "      <skipped message=\"" + XmlEscape(r.reason) + "\"/>\n";
     if (r.grade == Grade::kFail || r.grade == Grade::kError) {
@@ -177,9 +231,19 @@ std::string JunitXml(const RunSummary& s, const std::string& suite_name) {
   return xml;
 }
 
-std::string JsonReport(const RunSummary& s, const std::string& driver) {
+std::string JsonReport(const RunSummary& s, const RunInfo& info) {
   nlohmann::ordered_json doc;
-  doc["driver"] = driver;
+  doc["schemaVersion"] = kReportSchemaVersion;
+  doc["tool"] = {{"name", "flexconform"}, {"version", FLEXKIT_VERSION}};
+  doc["driver"] = info.driver;
+  doc["run"] = {{"driverName", info.driver_name}, {"driverSha256", info.driver_sha256},
+                {"profile", info.profile_file},   {"kubernetes", info.kubernetes},
+                {"fixture", info.fixture},        {"seed", info.seed},
+                {"hostname", info.hostname},      {"started", info.started}};
+  auto counts = Counts(s);
+  doc["summary"] = {{"cases", s.results.size()},       {"passed", counts[Grade::kPass]},
+                    {"failed", counts[Grade::kFail]},  {"warned", counts[Grade::kWarn]},
+                    {"skipped", counts[Grade::kSkip]}, {"errors", counts[Grade::kError]}};
   doc["wall_ms"] = s.wall.count();
   doc["driver_ms"] = s.driver_time.count();
   doc["interrupted"] = s.interrupted;
@@ -187,23 +251,7 @@ std::string JsonReport(const RunSummary& s, const std::string& driver) {
   for (const auto& [rule, cases] : DistinctRules(s))
     doc["rules_broken"].push_back({{"rule", rule}, {"cases", cases}});
   doc["cases"] = nlohmann::ordered_json::array();
-  for (const auto& r : s.results) {
-    nlohmann::ordered_json c;
-    c["name"] = r.name;
-    c["tags"] = r.tags;
-    c["verdict"] = GradeName(r.grade);
-    c["reason"] = r.reason;
-    c["rule"] = r.rule;
-    c["rules"] = RulesBroken(r);
-    c["findings"] = nlohmann::ordered_json::array();
-    for (const auto& f : FindingsOf(r))
-      c["findings"].push_back({{"verdict", GradeName(f.grade)}, {"rule", f.rule}, {"why", f.why}});
-    c["warnings"] = r.warnings;
-    c["duration_ms"] = r.duration.count();
-    c["driver_ms"] = r.driver_time.count();
-    c["transcript"] = r.transcript;
-    doc["cases"].push_back(std::move(c));
-  }
+  for (const auto& r : s.results) doc["cases"].push_back(ResultToJson(r));
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

@@ -4,6 +4,7 @@
 // case, <skipped>/<failure> with messages; what Jenkins, GitLab and GitHub
 // reporters read) and JSON (every case with verdict, duration and
 // transcript). Everything reported is already redacted.
+#include <cstdint>
 #include <ostream>
 #include <string>
 
@@ -16,7 +17,8 @@ class ConsoleReporter {
  public:
   ConsoleReporter(std::ostream& out, bool colour) : out_(out), colour_(colour) {}
   void CaseStarted(const Case& c, std::size_t index, std::size_t total);
-  void CaseFinished(const CaseResult& r, std::size_t index, std::size_t total);
+  // `finished`: how many results were printed before this one.
+  void CaseFinished(const CaseResult& r, std::size_t finished, std::size_t total);
   void Summary(const RunSummary& summary);
 
  private:
@@ -25,8 +27,29 @@ class ConsoleReporter {
   bool colour_;
 };
 
-std::string JunitXml(const RunSummary& summary, const std::string& suite_name);
-std::string JsonReport(const RunSummary& summary, const std::string& driver);
+// What a report says of the run besides its results.
+struct RunInfo {
+  std::string driver;         // the executable graded
+  std::string driver_name;    // "vendor/driver"
+  std::string driver_sha256;  // of the executable; empty when unreadable
+  std::string profile_file;   // empty: derived from init, or the bundled profile
+  std::string kubernetes;     // the simulator's kubelet version profile
+  std::string fixture;        // "none", "convoy-fake", "command"
+  std::uint64_t seed = 0;     // of sequence/random
+  std::string hostname;
+  std::string started;  // ISO 8601 UTC
+};
+// The driver's path, name, sha256, this host and now; the rest is the caller's.
+RunInfo DescribeRun(const std::string& driver, const std::string& driver_name);
+
+// The JSON report's schema (conformance/report.schema.json): bumped when a
+// field changes meaning or goes; new fields do not bump it.
+inline constexpr int kReportSchemaVersion = 1;
+
+// One testsuite named "flexconform: <driver name>", its properties the
+// RunInfo; WARN cases carry a "verdict" property and a system-out.
+std::string JunitXml(const RunSummary& summary, const RunInfo& info);
+std::string JsonReport(const RunSummary& summary, const RunInfo& info);
 // Writes `text` to `path`; throws naming the path.
 void WriteReport(const std::string& path, const std::string& text);
 

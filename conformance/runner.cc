@@ -1,11 +1,19 @@
 #include "conformance/runner.h"
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "conformance/background_process.h"
@@ -34,27 +42,30 @@ void SetError(CaseResult& r, const std::string& what, const std::string& why) {
   AddFinding(r, {Grade::kError, "harness", what + ": " + why});
 }
 
+// Why the case is not run at all, or nothing.
+std::optional<CaseResult> Skipped(const DriverProfile& profile, const Case& c) {
+  CaseResult r;
+  r.name = c.name;
+  r.tags = c.tags;
+  r.grade = Grade::kSkip;
+  if (auto it = profile.skip.find(c.name); it != profile.skip.end()) {
+    r.reason = "profile: " + it->second;
+  } else if (std::string why = c.applies(profile); !why.empty()) {
+    r.reason = why;
+  } else if (::geteuid() != 0) {
+    r.reason = "privilege: needs root (each node is a private mount namespace)";
+  } else {
+    return std::nullopt;
+  }
+  return r;
+}
+
 CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string& case_dir,
                   const std::string& unique, const RunSettings& settings,
                   sim::ProcessRunner& runner) {
   CaseResult r;
   r.name = c.name;
   r.tags = c.tags;
-  if (auto it = profile.skip.find(c.name); it != profile.skip.end()) {
-    r.grade = Grade::kSkip;
-    r.reason = "profile: " + it->second;
-    return r;
-  }
-  if (std::string why = c.applies(profile); !why.empty()) {
-    r.grade = Grade::kSkip;
-    r.reason = why;
-    return r;
-  }
-  if (::geteuid() != 0) {
-    r.grade = Grade::kSkip;
-    r.reason = "privilege: needs root (each node is a private mount namespace)";
-    return r;
-  }
   std::filesystem::create_directories(case_dir);
   const std::string run_dir = std::filesystem::path(case_dir).parent_path().string();
   const HostSnapshot host_before = TakeHostSnapshot(run_dir);
@@ -240,29 +251,148 @@ std::vector<std::string> SweepKilledRuns(const std::string& run_root) {
   return swept;
 }
 
+namespace {
+
+// A worker process runs one case and hands its result back in this file.
+std::string ResultFile(const std::string& run_dir, std::size_t index) {
+  return run_dir + "/" + std::to_string(index) + ".result.json";
+}
+
+// The child side of a worker: runs case `index` and exits. SIGINT/SIGTERM
+// stay blocked, so the case and its cleanup always finish; the parent
+// decides not to start more.
+[[noreturn]] void RunWorker(const DriverProfile& profile, const Case& c, std::size_t index,
+                            const std::string& unique, const std::string& run_dir,
+                            const RunSettings& settings) {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &stop, nullptr);
+  int code = 0;
+  try {
+    sim::BoostProcessRunner runner;
+    CaseResult r =
+        RunOne(profile, c, run_dir + "/" + std::to_string(index), unique, settings, runner);
+    const std::string path = ResultFile(run_dir, index);
+    {
+      std::ofstream out(path + ".tmp", std::ios::trunc);
+      out << ResultToJson(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      if (!out.flush()) code = 3;
+    }
+    if (code == 0 && std::rename((path + ".tmp").c_str(), path.c_str()) != 0) code = 3;
+  } catch (const std::exception& e) {
+    std::cerr << "flexconform: case " << c.name << ": " << e.what() << "\n";
+    code = 3;
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  std::exit(code);  // exit, not _exit: sanitizers check the worker too
+}
+
+// The parent side: the worker's result, or a harness ERROR saying why
+// there is none.
+CaseResult CollectWorker(const Case& c, std::size_t index, const std::string& run_dir, int status) {
+  const std::string path = ResultFile(run_dir, index);
+  std::ifstream in(path);
+  std::string why;
+  if (in) {
+    try {
+      auto r = ResultFromJson(nlohmann::ordered_json::parse(in));
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
+      return r;
+    } catch (const std::exception& e) {
+      why = std::string("its result is unreadable: ") + e.what();
+    }
+  } else if (WIFSIGNALED(status)) {
+    why = "its process was killed by signal " + std::to_string(WTERMSIG(status));
+  } else {
+    why = "its process exited " + std::to_string(WEXITSTATUS(status)) + " without a result";
+  }
+  CaseResult r;
+  r.name = c.name;
+  r.tags = c.tags;
+  SetError(r, "running the case", why);
+  return r;
+}
+
+}  // namespace
+
 RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>& cases,
                     const RunSettings& settings) {
   RunSummary summary;
   summary.run_dir = settings.run_root + "/flexconform-" + std::to_string(::getpid());
   std::filesystem::create_directories(summary.run_dir);
   std::ofstream(summary.run_dir + "/" + kMarker) << ::getpid() << "\n";
-  sim::BoostProcessRunner runner;
+  const std::size_t jobs = static_cast<std::size_t>(std::max(1, settings.jobs));
+  struct Running {
+    std::size_t index;
+    std::chrono::steady_clock::time_point start;
+  };
+  std::map<pid_t, Running> running;
+  std::vector<std::optional<CaseResult>> results(cases.size());
+  // Slow cases start first, so the run does not end waiting on one of them.
+  std::vector<std::size_t> order(cases.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_partition(order.begin(), order.end(), [&cases](std::size_t i) {
+    const auto& tags = cases[i]->tags;
+    return std::find(tags.begin(), tags.end(), "slow") != tags.end();
+  });
+  std::size_t started = 0, finished = 0;
   const auto start = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    if (settings.interrupted && settings.interrupted->load()) {
-      summary.interrupted = true;
-      break;
+  while (true) {
+    while (running.size() < jobs && started < cases.size()) {
+      if (settings.interrupted && settings.interrupted->load()) {
+        summary.interrupted = true;
+        break;
+      }
+      const std::size_t next = order[started++];
+      if (settings.on_start) settings.on_start(*cases[next], next, cases.size());
+      if (auto skipped = Skipped(profile, *cases[next])) {
+        results[next] = std::move(*skipped);
+        if (settings.on_result) settings.on_result(*results[next], finished++, cases.size());
+        continue;
+      }
+      // Every case of the run shares the run's pid; the index tells them apart.
+      const std::string unique =
+          "r" + std::to_string(::getpid() % 100000) + "c" + std::to_string(next);
+      std::cout.flush();  // the worker must not print what the parent buffered
+      std::cerr.flush();
+      const pid_t pid = ::fork();
+      if (pid == 0) RunWorker(profile, *cases[next], next, unique, summary.run_dir, settings);
+      if (pid < 0) {
+        CaseResult r;
+        r.name = cases[next]->name;
+        r.tags = cases[next]->tags;
+        SetError(r, "starting the case", std::string("fork: ") + std::strerror(errno));
+        results[next] = std::move(r);
+        if (settings.on_result) settings.on_result(*results[next], finished++, cases.size());
+      } else {
+        running[pid] = {next, std::chrono::steady_clock::now()};
+      }
     }
-    if (settings.on_start) settings.on_start(*cases[i], i, cases.size());
-    const auto case_start = std::chrono::steady_clock::now();
-    const std::string unique = "r" + std::to_string(::getpid() % 100000) + "c" + std::to_string(i);
-    CaseResult r = RunOne(profile, *cases[i], summary.run_dir + "/" + std::to_string(i), unique,
-                          settings, runner);
+    if (running.empty()) break;
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;  // ECHILD: none left to wait for
+    }
+    auto it = running.find(pid);
+    if (it == running.end()) continue;  // not a worker
+    const auto [index, case_start] = it->second;
+    running.erase(it);
+    CaseResult r = CollectWorker(*cases[index], index, summary.run_dir, status);
     r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - case_start);
-    summary.driver_time += r.driver_time;
-    if (settings.on_result) settings.on_result(r, i, cases.size());
-    summary.results.push_back(std::move(r));
+    if (settings.on_result) settings.on_result(r, finished++, cases.size());
+    results[index] = std::move(r);
+  }
+  for (auto& r : results) {
+    if (!r) continue;  // never started: the run was interrupted
+    summary.driver_time += r->driver_time;
+    summary.results.push_back(std::move(*r));
   }
   summary.wall = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);

@@ -1,7 +1,8 @@
 #pragma once
-// Runs selected cases one after the other, each in its own case directory
-// under the run directory, with fresh nodes and a fresh fixture, the
-// tracker unwound and the leak audit done whatever happened. A run
+// Runs selected cases, up to `jobs` at a time, each in a worker process of
+// its own (its descendants are the case's, for the leak audit) and in its
+// own case directory under the run directory, with fresh nodes and a fresh
+// fixture, the tracker unwound and the leak audit done whatever happened. A run
 // directory carries a marker with flexconform's pid; the next run sweeps
 // those whose process is gone (a killed run), detaching their loop devices.
 #include <atomic>
@@ -18,12 +19,16 @@ namespace flexkit::conform {
 
 struct RunSettings {
   int repeat = 3;
-  bool keep = false;                               // leave the run dir for inspection
-  std::string run_root = "/tmp";                   // run dirs are <run_root>/flexconform-<pid>
-  std::string flexconform_dir;                     // to find convoy-fake beside flexconform
-  const std::atomic<bool>* interrupted = nullptr;  // SIGINT/SIGTERM: stop after this case
+  int jobs = 1;                   // cases run at once
+  bool keep = false;              // leave the run dir for inspection
+  std::string run_root = "/tmp";  // run dirs are <run_root>/flexconform-<pid>
+  std::string flexconform_dir;    // to find convoy-fake beside flexconform
+  // Set by SIGINT/SIGTERM: the running cases finish, no more start.
+  const std::atomic<bool>* interrupted = nullptr;
+  // `index`: the case's place in the selection.
   std::function<void(const Case&, std::size_t index, std::size_t total)> on_start;
-  std::function<void(const CaseResult&, std::size_t index, std::size_t total)> on_result;
+  // `finished`: how many results came before this one (cases end out of order).
+  std::function<void(const CaseResult&, std::size_t finished, std::size_t total)> on_result;
 };
 
 struct RunSummary {

@@ -1,6 +1,6 @@
 // convoy-flexvolume: the FlexVolume driver for Convoy, run by kubelet as
 // <plugindir>/rancher.io~convoy/convoy. Besides the FlexVolume verbs it
-// answers `install --plugin-dir DIR`, `version` and `--help`.
+// answers `install --plugin-dir DIR`, `version` (`--version`) and `--help`.
 #include <unistd.h>
 
 #include <cstring>
@@ -18,7 +18,7 @@ constexpr const char* kUsage =
     "Usage:\n"
     "  convoy-flexvolume install --plugin-dir DIR   install as DIR/rancher.io~convoy/convoy "
     "(atomic)\n"
-    "  convoy-flexvolume version                    print the version\n"
+    "  convoy-flexvolume version | --version        print the version\n"
     "  convoy-flexvolume VERB ARGS...               a FlexVolume call, as kubelet makes it:\n"
     "      init | attach JSON NODE | detach VOLUME NODE | waitforattach DEVICE JSON |\n"
     "      isattached JSON NODE | mountdevice DIR DEVICE JSON | unmountdevice DIR |\n"
@@ -32,14 +32,20 @@ constexpr const char* kUsage =
     "  fsType        ext4 (default) or xfs    readOnly    honoured (kubernetes.io/readwrite)\n"
     "  (xfs and EBS take-over need a Convoy with the Kubernetes extensions, not stock v0.5.2)\n"
     "\n"
-    "Configuration: /etc/convoy-flexvolume/config.json or $CONVOY_FLEXVOLUME_CONFIG, e.g.\n"
-    "  {\"socket\": \"/var/run/convoy/convoy.sock\", \"socketTemplate\": "
-    "\"/run/convoy/{node}.sock\",\n"
-    "   \"mode\": \"attach\" | \"mount\", \"timeouts\": {\"connect\": \"5s\", \"request\": "
-    "\"2m\",\n"
-    "   \"waitforattach\": \"2m\"}, \"logFile\": \"/var/log/convoy-flexvolume.log\",\n"
-    "   \"api\": \"auto\" | \"stock\" | \"extended\"}   (auto: asked of each daemon)\n"
-    "A missing file means these defaults (logs go to syslog without logFile).\n";
+    "Configuration: /etc/convoy-flexvolume/config.json or $CONVOY_FLEXVOLUME_CONFIG; every\n"
+    "key is optional (defaults shown):\n"
+    "  socket          /var/run/convoy/convoy.sock   this node's Convoy daemon\n"
+    "  nodeSockets     {\"node-a\": \"/run/convoy/a.sock\"}   attach/detach/isattached per node\n"
+    "  socketTemplate  \"/run/convoy/{node}.sock\"   ... or by template\n"
+    "  mode            attach | mount              mount: mount-only (no attach verbs)\n"
+    "  timeouts        {\"connect\": \"5s\", \"request\": \"2m\", \"waitforattach\": \"2m\"}\n"
+    "  logFile         (empty: syslog)             e.g. /var/log/convoy-flexvolume.log\n"
+    "  stateDir        /var/lib/convoy-flexvolume  what the driver remembers per volume\n"
+    "  api             auto | stock | extended     auto: asked of each daemon\n"
+    "\n"
+    "Exit codes: 0 Success or Not supported, 1 Failure (a FlexVolume call); install and\n"
+    "version: 0 done, 1 failed, 2 usage error.\n"
+    "A missing file means all defaults.\n";
 
 void Print(int fd, const std::string& text) {
   size_t done = 0;
@@ -54,6 +60,17 @@ int Install(int argc, char** argv) {
   std::string plugin_dir;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      Print(1,
+            "convoy-flexvolume install --plugin-dir DIR\n"
+            "  Copies this binary to DIR/rancher.io~convoy/convoy atomically (a temporary file\n"
+            "  renamed into place, so kubelet's probe never runs a half-written driver) and\n"
+            "  does nothing when the same binary is already there. DIR is kubelet's\n"
+            "  --volume-plugin-dir (default /usr/libexec/kubernetes/kubelet-plugins/volume/exec)\n"
+            "  and must exist.\n"
+            "Exit codes: 0 installed or already installed, 1 the copy failed, 2 usage error.\n");
+      return 0;
+    }
     if (arg == "--plugin-dir" && i + 1 < argc) {
       plugin_dir = argv[++i];
     } else if (arg.rfind("--plugin-dir=", 0) == 0) {
@@ -88,7 +105,7 @@ int Install(int argc, char** argv) {
 int main(int argc, char** argv) {
   const std::string first = argc > 1 ? argv[1] : "";
   if (first == "install") return Install(argc, argv);
-  if (first == "version") {
+  if (first == "version" || first == "--version") {
     Print(1, std::string("convoy-flexvolume ") + FLEXKIT_VERSION + "\n");
     return 0;
   }

@@ -213,6 +213,10 @@ void AddCommonFlags(CLI::App* role, CommonFlags& flags, const std::string& defau
 
 int main(int argc, char** argv) {
   CLI::App app{"convoy-fake: a fake Convoy daemon and EBS cloud for FlexVolume tests"};
+  app.set_version_flag("--version", std::string("convoy-fake ") + FLEXKIT_VERSION);
+  app.footer(
+      "Exit codes: 0 stopped cleanly (SIGTERM/SIGINT), 1 could not start or failed while\n"
+      "serving (the reason is printed), 2 usage error.");
   app.require_subcommand(1);
   CommonFlags daemon_common;
   DaemonFlags daemon_flags;
@@ -252,7 +256,12 @@ int main(int argc, char** argv) {
       ->add_option("--snapshot-delay", cloud_flags.snapshot_delay_ms,
                    "ms a new snapshot stays pending before it is completed")
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);  // prints the help, the version or the error
+    return rc == 0 ? 0 : 2;
+  }
   try {
     if (daemon->parsed()) return RunDaemon(daemon_common, daemon_flags);
     if (cloud->parsed()) return RunCloud(cloud_common, cloud_flags);

@@ -115,6 +115,10 @@ int RunCheckShapes(const std::string& log, const std::string& profile,
 
 int main(int argc, char** argv) {
   CLI::App app{"flexsim: kubelet and attach/detach controller emulator for FlexVolume drivers"};
+  app.set_version_flag("--version", std::string("flexsim ") + FLEXKIT_VERSION);
+  app.footer(
+      "Exit codes: 0 the command ran (judge, call: whatever the verdict; run: every step\n"
+      "passed; check-shapes: no gap), 1 a step or a shape failed, 2 usage or I/O error.");
   app.require_subcommand(1);
 
   auto* judge = app.add_subcommand("judge", "judge one reply as kubelet does (decision table)");

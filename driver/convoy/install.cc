@@ -34,6 +34,12 @@ InstallResult InstallDriver(const std::string& source, const std::string& plugin
   const std::string bytes = ReadAll(source);
 
   std::error_code ec;
+  // The plugin dir is kubelet's (--volume-plugin-dir): a missing one is a
+  // mistyped path or the wrong host, not something to create.
+  if (!std::filesystem::is_directory(plugin_dir, ec))
+    throw std::runtime_error(plugin_dir +
+                             " is not a directory: give kubelet's --volume-plugin-dir (it must "
+                             "exist; kubelet creates it at start)");
   std::filesystem::create_directories(dir, ec);
   if (ec) throw std::runtime_error("create " + dir + ": " + ec.message());
 

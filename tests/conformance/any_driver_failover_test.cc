@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "tests/support/report_schema.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -42,6 +43,7 @@ Run Flexconform(const TempDir& dir, std::vector<std::string> args,
   options.extra_env = std::move(env);
   Run run;
   run.process = flexkit::testing::RunProcess(args, options);
+  EXPECT_EQ(flexkit::testing::ReportSchemaProblems(dir.Join("r.json")), "");
   std::ifstream in(dir.Join("r.json"));
   std::stringstream text;
   text << in.rdbuf();

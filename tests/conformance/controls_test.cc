@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/support/report_schema.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -47,6 +48,7 @@ Run Flexconform(std::vector<std::string> args) {
   Run run;
   run.exit_code = r.exit_code;
   run.out = r.out + r.err;
+  EXPECT_EQ(flexkit::testing::ReportSchemaProblems(dir.Join("r.json")), "");
   std::ifstream in(dir.Join("r.json"));
   std::stringstream text;
   text << in.rdbuf();

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/support/report_schema.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -18,6 +19,7 @@ using flexkit::testing::RunProcess;
 std::string Flexconform() { return BuiltBinary("conformance/flexconform"); }
 
 nlohmann::json ReadJson(const std::string& path) {
+  EXPECT_EQ(flexkit::testing::ReportSchemaProblems(path), "") << path;
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();

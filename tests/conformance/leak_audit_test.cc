@@ -4,10 +4,13 @@
 // what a case leaves elsewhere is attributed by its marks.
 #include "conformance/leak_audit.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -74,6 +77,54 @@ TEST(LeakAudit, AttributesHostLoopDevicesByTheCasePrefixAndReclaimsThem) {
   EXPECT_NE(lines[0].find("(reclaimed)"), std::string::npos) << lines[0];
   EXPECT_EQ(left.out, "");
   EXPECT_NE(other.out.find(theirs), std::string::npos);
+}
+
+// Cases of one run overlap (-j): a loop device over a file in a sibling
+// case's dir is that case's, never this one's.
+TEST(LeakAudit, ASiblingCasesLoopDeviceIsNotTheCases) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir run("leak-audit-run");
+  fs::create_directories(run.Join("3"));
+  fs::create_directories(run.Join("4"));
+  const std::string sibling = run.Join("4/disk.img");
+  std::ofstream(sibling).close();
+  fs::resize_file(sibling, 1 << 20);
+  const HostSnapshot before = TakeHostSnapshot(run.path());
+  auto a = RunProcess({"/usr/sbin/losetup", "--find", "--show", sibling});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const std::string loop = a.out.substr(0, a.out.find('\n'));
+  const HostSnapshot after = TakeHostSnapshot(run.path());
+  const auto case3 = FindHostLeaks(before, after, {run.Join("3"), "r1c3"});
+  const auto case4 = FindHostLeaks(before, after, {run.Join("4"), "r1c4"});
+  RunProcess({"/usr/sbin/losetup", "--detach", loop});
+  EXPECT_TRUE(case3.empty()) << case3.front().what;
+  ASSERT_EQ(case4.size(), 1u);
+  EXPECT_EQ(case4[0].id, loop);
+}
+
+// losetup -d of a device another process has open defers the detach to
+// its close: released once that happens, never while it is still held.
+TEST(LeakAudit, ADeferredLoopDetachIsReleasedOnceTheLastOpenerCloses) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir("leak-audit-deferred");
+  const std::string file = dir.Join("disk.img");
+  std::ofstream(file).close();
+  fs::resize_file(file, 1 << 20);
+  auto a = RunProcess({"/usr/sbin/losetup", "--find", "--show", file});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const std::string loop = a.out.substr(0, a.out.find('\n'));
+  const std::string backing = fs::canonical(file).string();
+  const int held = ::open(loop.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  EXPECT_FALSE(LoopReleased(loop, backing, std::chrono::milliseconds(0))) << "still attached";
+  ASSERT_EQ(RunProcess({"/usr/sbin/losetup", "--detach", loop}).exit_code, 0);
+  EXPECT_FALSE(LoopReleased(loop, backing, std::chrono::milliseconds(100))) << "still held open";
+  std::thread closer([held] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ::close(held);
+  });
+  EXPECT_TRUE(LoopReleased(loop, backing, std::chrono::seconds(5)));
+  closer.join();
 }
 
 // A process the case's driver left, reparented away from flexconform, is

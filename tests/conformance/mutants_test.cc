@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/support/report_schema.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -45,14 +46,15 @@ TEST_P(MutantTest, IsCaughtOnExactlyTheExpectedCases) {
   auto r = flexkit::testing::RunProcess(
       {flexkit::testing::BuiltBinary("conformance/flexconform"), "--profile",
        mutants + (attachable ? "/profile-attach.yaml" : "/profile.yaml"), "--driver",
-       mutants + "/mutant~" + m.defect + "/" + m.defect, "--json", dir.Join("r.json"),
-       "--run-root", dir.path(), "--focus", attachable ? "^(sequence|readonly|failure)/" : ".",
+       mutants + "/mutant~" + m.defect + "/" + m.defect, "--json", dir.Join("r.json"), "--run-root",
+       dir.path(), "--focus", attachable ? "^(sequence|readonly|failure)/" : ".",
        // [sequence]: a fixed seed keeps the random walks, and so the
        // expectations, the same on every run; three walks are enough to
        // catch every sequence mutant and keep the shell drivers quick.
        "--seed", "1", "--random", "3"},
       options);
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.out << r.err;
+  EXPECT_EQ(flexkit::testing::ReportSchemaProblems(dir.Join("r.json")), "");
   std::ifstream in(dir.Join("r.json"));
   std::stringstream text;
   text << in.rdbuf();
@@ -73,6 +75,74 @@ TEST_P(MutantTest, IsCaughtOnExactlyTheExpectedCases) {
   bool any_fail = false;
   for (const auto& [name, verdict] : m.expected) any_fail |= verdict == "FAIL";
   EXPECT_EQ(r.exit_code, any_fail ? 1 : 0);
+}
+
+// Verdicts of a case's name, from a JSON report.
+std::map<std::string, std::string> Verdicts(const std::string& report) {
+  EXPECT_EQ(flexkit::testing::ReportSchemaProblems(report), "");
+  std::ifstream in(report);
+  const auto doc = nlohmann::json::parse(in);
+  std::map<std::string, std::string> verdicts;
+  for (const auto& c : doc["cases"]) verdicts[c["name"]] = c["verdict"];
+  return verdicts;
+}
+
+// Cases that overlap (-j) are graded as they are one at a time: the
+// daemon a case's driver leaves (reparented away, carrying the case dir)
+// is that case's leak alone, and nothing of a sibling case is mistaken for
+// the case's, or reclaimed from under it.
+TEST(ParallelRun, GradesAsTheSerialRunAndAttributesEachLeakToItsCase) {
+  FLEXKIT_REQUIRE_ROOT();
+  const std::string mutants = FLEXKIT_MUTANTS_DIR;
+  auto run = [&mutants](const std::string& jobs) {
+    flexkit::testing::TempDir dir("flexconform-parallel");
+    flexkit::testing::RunOptions options;
+    options.deadline = std::chrono::seconds(180);
+    auto r = flexkit::testing::RunProcess(
+        {flexkit::testing::BuiltBinary("conformance/flexconform"), "--profile",
+         mutants + "/profile.yaml", "--driver", mutants + "/mutant~leaked-daemon/leaked-daemon",
+         "--focus", "^(lifecycle|idempotency|teardown|robustness)/", "-j", jobs, "--json",
+         dir.Join("r.json"), "--run-root", dir.path()},
+        options);
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    return Verdicts(dir.Join("r.json"));
+  };
+  const auto serial = run("1");
+  const auto parallel = run("6");
+  EXPECT_EQ(parallel, serial);
+  int fails = 0;
+  for (const auto& [name, verdict] : serial) fails += verdict == "FAIL";
+  EXPECT_GE(fails, 5) << "every case that mounts leaves the daemon";
+  EXPECT_LT(static_cast<std::size_t>(fails), serial.size()) << "cases that never mount PASS";
+}
+
+// SIGINT: the running cases finish and clean up, no more start, the run
+// exits 2 with the finished cases reported and nothing left behind.
+TEST(ParallelRun, AnInterruptedRunFinishesTheRunningCasesAndLeavesNothing) {
+  FLEXKIT_REQUIRE_ROOT();
+  const std::string mutants = FLEXKIT_MUTANTS_DIR;
+  flexkit::testing::TempDir dir("flexconform-interrupted");
+  flexkit::testing::RunOptions options;
+  options.deadline = std::chrono::seconds(120);
+  auto r = flexkit::testing::RunProcess(
+      {"/bin/sh", "-c",
+       "\"$0\" --profile \"$1\" --driver \"$2\" -j 2 --random 3 --json \"$3/r.json\" --run-root "
+       "\"$3\" & "
+       "sleep 3; kill -INT $!; wait $!",
+       flexkit::testing::BuiltBinary("conformance/flexconform"), mutants + "/profile.yaml",
+       mutants + "/mutant~none/none", dir.path()},
+      options);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("interrupted: finishing the running cases"), std::string::npos) << r.err;
+  const auto verdicts = Verdicts(dir.Join("r.json"));
+  EXPECT_GT(verdicts.size(), 0u);
+  EXPECT_LT(verdicts.size(), 40u) << "cases kept starting after the interrupt";
+  for (const auto& [name, verdict] : verdicts)
+    EXPECT_TRUE(verdict == "PASS" || verdict == "SKIP") << name << ": " << verdict;
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    if (e.path().filename() != "r.json") left.push_back(e.path().string());
+  EXPECT_TRUE(left.empty()) << "left behind: " << (left.empty() ? "" : left.front());
 }
 
 // A [sequence] FAIL names the walk's own seed; running that seed alone
@@ -115,12 +185,13 @@ TEST(SequenceReplay, TheReportedSeedReplaysTheFailure) {
   EXPECT_EQ(shrunk(again.out), shrunk(first.out)) << again.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Mutants, MutantTest, ::testing::ValuesIn(Mutants()), [](const auto& mutant_info) {
-  std::string name = mutant_info.param.defect;
-  for (auto& ch : name) {
-    if (ch == '-') ch = '_';
-  }
-  return name;
-});
+INSTANTIATE_TEST_SUITE_P(Mutants, MutantTest, ::testing::ValuesIn(Mutants()),
+                         [](const auto& mutant_info) {
+                           std::string name = mutant_info.param.defect;
+                           for (auto& ch : name) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return name;
+                         });
 
 }  // namespace

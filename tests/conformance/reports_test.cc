@@ -33,8 +33,76 @@ RunSummary Sample() {
   return s;
 }
 
+RunInfo Info() {
+  RunInfo info;
+  info.driver = "/d";
+  info.driver_name = "acme/d";
+  info.driver_sha256 = std::string(64, 'a');
+  info.kubernetes = "current";
+  info.fixture = "none";
+  info.seed = 42;
+  info.hostname = "ci-7";
+  info.started = "2026-12-01T10:00:00Z";
+  return info;
+}
+
+// What Jenkins, GitLab and GitHub show of a suite: its name, properties,
+// timestamp and hostname; a WARN as a property and system-out.
+TEST(Reports, JunitNamesTheDriverAndCarriesTheRunAsProperties) {
+  const std::string xml = JunitXml(Sample(), Info());
+  EXPECT_NE(xml.find("<testsuite name=\"flexconform: acme/d\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("timestamp=\"2026-12-01T10:00:00Z\" hostname=\"ci-7\""), std::string::npos)
+      << xml;
+  for (const std::string& property : std::vector<std::string>{
+           "name=\"driver\" value=\"/d\"", "name=\"driver.sha256\" value=\"" + std::string(64, 'a'),
+           "name=\"flexconform.version\" value=\"" + std::string(FLEXKIT_VERSION),
+           "name=\"kubernetes\" value=\"current\"", "name=\"seed\" value=\"42\"",
+           "name=\"profile\" value=\"\""})
+    EXPECT_NE(xml.find("<property " + property), std::string::npos) << property << "\n" << xml;
+  EXPECT_NE(xml.find("<property name=\"verdict\" value=\"WARN\"/>"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<system-out>WARN: Not supported with exit 1</system-out>"),
+            std::string::npos);
+}
+
+TEST(Reports, JsonCarriesTheSchemaVersionToolRunAndCounts) {
+  auto doc = nlohmann::json::parse(JsonReport(Sample(), Info()));
+  EXPECT_EQ(doc["schemaVersion"], kReportSchemaVersion);
+  EXPECT_EQ(doc["tool"]["version"], FLEXKIT_VERSION);
+  EXPECT_EQ(doc["run"]["seed"], 42);
+  EXPECT_EQ(doc["run"]["driverSha256"], std::string(64, 'a'));
+  EXPECT_EQ(doc["summary"], nlohmann::json::parse(R"({"cases":4,"passed":1,"failed":1,
+      "warned":1,"skipped":1,"errors":0})"));
+}
+
+// A worker's result, a merged shard and a baseline come back from JSON
+// as they went in.
+TEST(Reports, ACaseResultSurvivesTheJsonRoundTrip) {
+  CaseResult r = Sample().results[1];
+  r.tags = {"secrets", "root"};
+  AddFinding(r, {Grade::kError, "harness", "setting up: boom"});
+  r.warnings = {"odd"};
+  r.duration = std::chrono::milliseconds(1234);
+  r.driver_time = std::chrono::milliseconds(99);
+  r.timeline.calls = {CallWindow{1, 2}};
+  r.timeline.backend = {BackendEvent{"cloud", 1, 2, 200, "POST", "/v1/x"}};
+  const auto json = ResultToJson(r);
+  const CaseResult back = ResultFromJson(nlohmann::ordered_json::parse(json.dump()));
+  EXPECT_EQ(ResultToJson(back), json);
+  EXPECT_EQ(back.grade, Grade::kFail);
+  EXPECT_EQ(back.findings.size(), FindingsOf(r).size());
+  auto broken = json;
+  broken.erase("verdict");
+  try {
+    ResultFromJson(broken);
+    ADD_FAILURE() << "a result without a verdict was read";
+  } catch (const std::exception& e) {
+    EXPECT_EQ(std::string(e.what()).find("json.exception"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("secrets/b"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Reports, JunitHasOneTestcasePerCaseWithSkippedAndFailureElements) {
-  const std::string xml = JunitXml(Sample(), "flexconform");
+  const std::string xml = JunitXml(Sample(), Info());
   EXPECT_NE(xml.find("tests=\"4\" failures=\"1\" errors=\"0\" skipped=\"1\""), std::string::npos)
       << xml;
   EXPECT_NE(xml.find("<skipped message=\"capability: attach:false\"/>"), std::string::npos) << xml;
@@ -46,7 +114,7 @@ TEST(Reports, JunitHasOneTestcasePerCaseWithSkippedAndFailureElements) {
 }
 
 TEST(Reports, JsonListsEveryCaseWithVerdictAndTranscript) {
-  auto doc = nlohmann::json::parse(JsonReport(Sample(), "/d"));
+  auto doc = nlohmann::json::parse(JsonReport(Sample(), Info()));
   ASSERT_EQ(doc["cases"].size(), 4u);
   EXPECT_EQ(doc["cases"][1]["verdict"], "FAIL");
   EXPECT_EQ(doc["cases"][1]["transcript"][0]["verb"], "mount");
@@ -101,7 +169,7 @@ TEST(Reports, EveryFindingIsShownAndDistinctRulesCounted) {
   EXPECT_EQ(s.ExitCode(), 2) << "a harness error is no verdict on the driver";
   s.results = {a, b, e};
 
-  auto doc = nlohmann::json::parse(JsonReport(s, "/d"));
+  auto doc = nlohmann::json::parse(JsonReport(s, Info()));
   EXPECT_EQ(doc["cases"][0]["rules"], nlohmann::json::array({"F1", "F18"}));
   EXPECT_EQ(doc["cases"][0]["findings"].size(), 2u);
   EXPECT_EQ(doc["cases"][2]["verdict"], "ERROR");
@@ -109,7 +177,7 @@ TEST(Reports, EveryFindingIsShownAndDistinctRulesCounted) {
   EXPECT_EQ(doc["rules_broken"][0]["rule"], "F1");
   EXPECT_EQ(doc["rules_broken"][0]["cases"], nlohmann::json::array({"readonly/a", "lifecycle/b"}));
 
-  const std::string xml = JunitXml(s, "flexconform");
+  const std::string xml = JunitXml(s, Info());
   EXPECT_NE(xml.find("failures=\"2\" errors=\"1\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("message=\"F1: mount: stray stderr | F18: writable although ro\""),
             std::string::npos)

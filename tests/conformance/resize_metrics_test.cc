@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/support/report_schema.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -30,9 +31,9 @@ TEST_P(ResizeMetricsTest, IsGradedOnExactlyTheExpectedCases) {
   flexkit::testing::TempDir dir("flexconform-resize");
   // A copy, so what a mutant writes beside itself stays out of the tree.
   const std::string drivers = dir.Join("drivers");
-  std::filesystem::copy(FLEXKIT_RESIZE_DRIVERS_DIR, drivers,
-                        std::filesystem::copy_options::recursive |
-                            std::filesystem::copy_options::copy_symlinks);
+  std::filesystem::copy(
+      FLEXKIT_RESIZE_DRIVERS_DIR, drivers,
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
   flexkit::testing::RunOptions options;
   options.deadline = std::chrono::seconds(120);
   auto r = flexkit::testing::RunProcess(
@@ -42,6 +43,7 @@ TEST_P(ResizeMetricsTest, IsGradedOnExactlyTheExpectedCases) {
        "^(resize|metrics|selinux)/"},
       options);
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.out << r.err;
+  EXPECT_EQ(flexkit::testing::ReportSchemaProblems(dir.Join("r.json")), "");
   std::ifstream in(dir.Join("r.json"));
   std::stringstream text;
   text << in.rdbuf();
