@@ -16,12 +16,15 @@ const char* GradeName(Grade grade) {
       return "WARN";
     case Grade::kError:
       return "ERROR";
+    case Grade::kFlaky:
+      return "FLAKY";
   }
   return "?";
 }
 
 Grade GradeNamed(const std::string& name) {
-  for (Grade g : {Grade::kPass, Grade::kFail, Grade::kSkip, Grade::kWarn, Grade::kError}) {
+  for (Grade g :
+       {Grade::kPass, Grade::kFail, Grade::kSkip, Grade::kWarn, Grade::kError, Grade::kFlaky}) {
     if (name == GradeName(g)) return g;
   }
   throw std::runtime_error("unknown verdict \"" + name + "\"");

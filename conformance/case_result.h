@@ -11,8 +11,10 @@ namespace flexkit::conform {
 
 // kError: the harness itself broke (an exception of its own, a fixture
 // that would not start); the case has no verdict on the driver.
-enum class Grade { kPass, kFail, kSkip, kWarn, kError };
-const char* GradeName(Grade grade);  // "PASS", "FAIL", "SKIP", "WARN", "ERROR"
+// kFlaky: FAILed, then passed when run again (--retries); its findings are
+// the failing run's.
+enum class Grade { kPass, kFail, kSkip, kWarn, kError, kFlaky };
+const char* GradeName(Grade grade);  // "PASS", "FAIL", "SKIP", "WARN", "ERROR", "FLAKY"
 // The grade GradeName names; throws for any other text.
 Grade GradeNamed(const std::string& name);
 

@@ -15,6 +15,7 @@
 #include <optional>
 #include <thread>
 
+#include "conformance/baseline.h"
 #include "conformance/catalog.h"
 #include "conformance/default_profiles.h"
 #include "conformance/html_report.h"
@@ -87,6 +88,19 @@ int main(int argc, char** argv) {
   app.add_option("-j,--jobs", jobs,
                  "cases run at once, each in its own process (default: the number of CPUs)")
       ->check(CLI::Range(1, 256));
+  int retries = 0;
+  bool allow_flaky = false;
+  std::string baseline;
+  app.add_option("--retries", retries,
+                 "run a FAILed case again up to N times; one that then passes is FLAKY (a gate "
+                 "failure unless --allow-flaky)")
+      ->check(CLI::Range(0, 10));
+  app.add_flag("--allow-flaky", allow_flaky, "FLAKY cases do not fail the run");
+  app.add_option("--baseline", baseline,
+                 "an earlier --json report: exit 1 only for what is new (a case that FAILs now "
+                 "and did not then, or breaks a new rule); fixed and still-failing cases are "
+                 "listed")
+      ->check(CLI::ExistingFile);
   app.add_option("--repeat", repeat, "repetitions for idempotency cases (default 3)")
       ->check(CLI::Range(1, 100));
   app.add_option("--shard", shard,
@@ -132,6 +146,8 @@ int main(int argc, char** argv) {
              : static_cast<std::uint64_t>(
                    std::chrono::system_clock::now().time_since_epoch().count() % 1000000007);
     const auto catalog = Catalog(catalog_options);
+    const auto baseline_cases =
+        baseline.empty() ? std::vector<CaseResult>{} : ReadReportCases(baseline);
     if (coverage) {
       for (const auto& row : CoverageTable())
         std::cout << row.failure_mode << "  " << row.title << ": " << row.note << "\n";
@@ -213,6 +229,7 @@ int main(int argc, char** argv) {
     RunSettings settings;
     settings.repeat = repeat;
     settings.jobs = jobs;
+    settings.retries = retries;
     settings.keep = keep;
     settings.run_root = run_root;
     settings.flexconform_dir = SelfDir();
@@ -244,11 +261,24 @@ int main(int argc, char** argv) {
     }
     console.Summary(summary);
     if (keep) std::cout << "run directory kept: " << summary.run_dir << "\n";
+    info.flaky_allowed = allow_flaky;
     if (!junit.empty()) WriteReport(junit, JunitXml(summary, info));
     if (!json.empty()) WriteReport(json, JsonReport(summary, info));
     if (!html.empty()) WriteReport(html, HtmlReport(summary, profile.driver, profile.fixture.kind));
     if (summary.interrupted) return 2;
-    return summary.ExitCode();
+    if (!baseline.empty()) {
+      const auto diff = CompareWithBaseline(baseline_cases, summary.results, allow_flaky);
+      std::cout << "\nagainst the baseline " << baseline << ": " << diff.new_failures.size()
+                << " new, " << diff.fixed.size() << " fixed, " << diff.still_failing.size()
+                << " still failing\n";
+      for (const auto& line : diff.new_failures) std::cout << "  new:    " << line << "\n";
+      for (const auto& name : diff.fixed) std::cout << "  fixed:  " << name << "\n";
+      for (const auto& name : diff.still_failing) std::cout << "  still:  " << name << "\n";
+      if (!diff.new_failures.empty()) return 1;
+      const int code = summary.ExitCode(true);
+      return code == 2 ? 2 : 0;
+    }
+    return summary.ExitCode(allow_flaky);
   } catch (const std::exception& e) {
     std::cerr << "flexconform: " << e.what() << "\n";
     return 2;

@@ -600,7 +600,7 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
             HtmlText(r.name) + " <span class=\"badge " + grade + "\">" + grade +
             "</span></h2><p>Tags: " + HtmlText(Tags(r.tags)) + "; " + Seconds(r.duration) +
             " (driver " + Seconds(r.driver_time) + ")</p>";
-    if (r.grade == Grade::kFail || r.grade == Grade::kError) {
+    if (r.grade == Grade::kFail || r.grade == Grade::kError || r.grade == Grade::kFlaky) {
       html += "<div class=\"failure\">";
       if (r.findings.size() > 1)
         html += "<p><b>" + std::to_string(r.findings.size()) + " findings</b></p>";

@@ -79,11 +79,9 @@ std::string Seconds(std::chrono::milliseconds ms) {
 
 std::string ConsoleReporter::Paint(Grade grade, const std::string& text) const {
   if (!colour_) return text;
-  static const std::map<Grade, const char*> colours = {{Grade::kPass, "\033[32m"},
-                                                       {Grade::kFail, "\033[31;1m"},
-                                                       {Grade::kSkip, "\033[36m"},
-                                                       {Grade::kWarn, "\033[33m"},
-                                                       {Grade::kError, "\033[35;1m"}};
+  static const std::map<Grade, const char*> colours = {
+      {Grade::kPass, "\033[32m"}, {Grade::kFail, "\033[31;1m"},  {Grade::kSkip, "\033[36m"},
+      {Grade::kWarn, "\033[33m"}, {Grade::kError, "\033[35;1m"}, {Grade::kFlaky, "\033[33;1m"}};
   return colours.at(grade) + text + "\033[0m";
 }
 
@@ -98,7 +96,7 @@ void ConsoleReporter::CaseFinished(const CaseResult& r, std::size_t finished, st
        << r.name << " (" << r.duration.count() << " ms)";
   if (r.grade == Grade::kSkip || r.grade == Grade::kWarn) out_ << ": " << r.reason;
   out_ << "\n";
-  if (r.grade == Grade::kFail || r.grade == Grade::kError) {
+  if (r.grade == Grade::kFail || r.grade == Grade::kError || r.grade == Grade::kFlaky) {
     for (const auto& f : FindingsOf(r)) {
       out_ << (f.grade == Grade::kError ? "    harness error: " : "    rule: ") << f.rule
            << "\n    why:  " << f.why << "\n";
@@ -119,6 +117,8 @@ void ConsoleReporter::Summary(const RunSummary& s) {
        << Paint(Grade::kFail, std::to_string(counts[Grade::kFail]) + " failed") << ", "
        << Paint(Grade::kWarn, std::to_string(counts[Grade::kWarn]) + " warned") << ", "
        << Paint(Grade::kSkip, std::to_string(counts[Grade::kSkip]) + " skipped");
+  if (counts[Grade::kFlaky] > 0)
+    out_ << ", " << Paint(Grade::kFlaky, std::to_string(counts[Grade::kFlaky]) + " flaky");
   if (counts[Grade::kError] > 0)
     out_ << ", " << Paint(Grade::kError, std::to_string(counts[Grade::kError]) + " harness errors");
   out_ << (s.interrupted ? " (interrupted)" : "") << "\n";
@@ -213,14 +213,22 @@ std::string JunitXml(const RunSummary& s, const RunInfo& info) {
     }
     if (r.grade == Grade::kSkip)
       xml += "      <skipped message=\"" + XmlEscape(r.reason) + "\"/>\n";
-    if (r.grade == Grade::kFail || r.grade == Grade::kError) {
+    if (r.grade == Grade::kFlaky) {
+      xml += "      <properties><property name=\"verdict\" value=\"FLAKY\"/></properties>\n";
+    }
+    const bool failing = r.grade == Grade::kFail || r.grade == Grade::kError ||
+                         (r.grade == Grade::kFlaky && !info.flaky_allowed);
+    if (r.grade == Grade::kFlaky && info.flaky_allowed)
+      xml += "      <system-out>FLAKY (allowed): " + XmlEscape(r.reason) + "</system-out>\n";
+    if (failing) {
       // One element per testcase is what reporters read: every rule in its message.
       std::string message;
       for (const auto& f : FindingsOf(r))
         message += (message.empty() ? "" : " | ") + f.rule + ": " + f.why;
-      const char* element = r.grade == Grade::kFail ? "failure" : "error";
+      const char* element = r.grade == Grade::kError ? "error" : "failure";
+      const std::string type = r.grade == Grade::kFlaky ? "FLAKY: " + r.rule : r.rule;
       xml += std::string("      <") + element + " message=\"" + XmlEscape(message) + "\" type=\"" +
-             XmlEscape(r.rule) + "\">" + XmlEscape(FindingsText(r) + FormatCalls(r.transcript)) +
+             XmlEscape(type) + "\">" + XmlEscape(FindingsText(r) + FormatCalls(r.transcript)) +
              "</" + element + ">\n";
     }
     if (r.grade == Grade::kWarn)
@@ -243,7 +251,8 @@ std::string JsonReport(const RunSummary& s, const RunInfo& info) {
   auto counts = Counts(s);
   doc["summary"] = {{"cases", s.results.size()},       {"passed", counts[Grade::kPass]},
                     {"failed", counts[Grade::kFail]},  {"warned", counts[Grade::kWarn]},
-                    {"skipped", counts[Grade::kSkip]}, {"errors", counts[Grade::kError]}};
+                    {"skipped", counts[Grade::kSkip]}, {"errors", counts[Grade::kError]},
+                    {"flaky", counts[Grade::kFlaky]}};
   doc["wall_ms"] = s.wall.count();
   doc["driver_ms"] = s.driver_time.count();
   doc["interrupted"] = s.interrupted;

@@ -37,7 +37,8 @@ struct RunInfo {
   std::string fixture;        // "none", "convoy-fake", "command"
   std::uint64_t seed = 0;     // of sequence/random
   std::string hostname;
-  std::string started;  // ISO 8601 UTC
+  std::string started;         // ISO 8601 UTC
+  bool flaky_allowed = false;  // --allow-flaky: a FLAKY case does not fail the gate
 };
 // The driver's path, name, sha256, this host and now; the rest is the caller's.
 RunInfo DescribeRun(const std::string& driver, const std::string& driver_name);

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -162,10 +163,10 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
 
 }  // namespace
 
-int RunSummary::ExitCode() const {
+int RunSummary::ExitCode(bool flaky_allowed) const {
   bool error = false;
   for (const auto& r : results) {
-    if (r.grade == Grade::kFail) return 1;
+    if (r.grade == Grade::kFail || (r.grade == Grade::kFlaky && !flaky_allowed)) return 1;
     error |= r.grade == Grade::kError;
   }
   return error ? 2 : 0;
@@ -253,15 +254,25 @@ std::vector<std::string> SweepKilledRuns(const std::string& run_root) {
 
 namespace {
 
+// One run of a case: its first (attempt 0), or a retry of a FAIL.
+struct Attempt {
+  std::size_t index;  // in the selection
+  int attempt;
+  // Names the case dir and ends the unique prefix: a retry gets fresh ones.
+  std::string Suffix() const {
+    return std::to_string(index) + (attempt == 0 ? "" : "t" + std::to_string(attempt));
+  }
+};
+
 // A worker process runs one case and hands its result back in this file.
-std::string ResultFile(const std::string& run_dir, std::size_t index) {
-  return run_dir + "/" + std::to_string(index) + ".result.json";
+std::string ResultFile(const std::string& run_dir, const Attempt& a) {
+  return run_dir + "/" + a.Suffix() + ".result.json";
 }
 
 // The child side of a worker: runs case `index` and exits. SIGINT/SIGTERM
 // stay blocked, so the case and its cleanup always finish; the parent
 // decides not to start more.
-[[noreturn]] void RunWorker(const DriverProfile& profile, const Case& c, std::size_t index,
+[[noreturn]] void RunWorker(const DriverProfile& profile, const Case& c, const Attempt& a,
                             const std::string& unique, const std::string& run_dir,
                             const RunSettings& settings) {
   sigset_t stop;
@@ -272,9 +283,8 @@ std::string ResultFile(const std::string& run_dir, std::size_t index) {
   int code = 0;
   try {
     sim::BoostProcessRunner runner;
-    CaseResult r =
-        RunOne(profile, c, run_dir + "/" + std::to_string(index), unique, settings, runner);
-    const std::string path = ResultFile(run_dir, index);
+    CaseResult r = RunOne(profile, c, run_dir + "/" + a.Suffix(), unique, settings, runner);
+    const std::string path = ResultFile(run_dir, a);
     {
       std::ofstream out(path + ".tmp", std::ios::trunc);
       out << ResultToJson(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -292,8 +302,8 @@ std::string ResultFile(const std::string& run_dir, std::size_t index) {
 
 // The parent side: the worker's result, or a harness ERROR saying why
 // there is none.
-CaseResult CollectWorker(const Case& c, std::size_t index, const std::string& run_dir, int status) {
-  const std::string path = ResultFile(run_dir, index);
+CaseResult CollectWorker(const Case& c, const Attempt& a, const std::string& run_dir, int status) {
+  const std::string path = ResultFile(run_dir, a);
   std::ifstream in(path);
   std::string why;
   if (in) {
@@ -327,7 +337,7 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
   std::ofstream(summary.run_dir + "/" + kMarker) << ::getpid() << "\n";
   const std::size_t jobs = static_cast<std::size_t>(std::max(1, settings.jobs));
   struct Running {
-    std::size_t index;
+    Attempt attempt;
     std::chrono::steady_clock::time_point start;
   };
   std::map<pid_t, Running> running;
@@ -339,35 +349,44 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
     const auto& tags = cases[i]->tags;
     return std::find(tags.begin(), tags.end(), "slow") != tags.end();
   });
-  std::size_t started = 0, finished = 0;
+  std::deque<Attempt> pending;
+  for (std::size_t i : order) pending.push_back({i, 0});
+  std::map<std::size_t, CaseResult> first_failure;  // of a case being retried
+  std::size_t finished = 0;
+  auto report = [&](std::size_t index, CaseResult r) {
+    if (settings.on_result) settings.on_result(r, finished++, cases.size());
+    results[index] = std::move(r);
+  };
   const auto start = std::chrono::steady_clock::now();
   while (true) {
-    while (running.size() < jobs && started < cases.size()) {
+    while (running.size() < jobs && !pending.empty()) {
       if (settings.interrupted && settings.interrupted->load()) {
         summary.interrupted = true;
         break;
       }
-      const std::size_t next = order[started++];
-      if (settings.on_start) settings.on_start(*cases[next], next, cases.size());
-      if (auto skipped = Skipped(profile, *cases[next])) {
-        results[next] = std::move(*skipped);
-        if (settings.on_result) settings.on_result(*results[next], finished++, cases.size());
-        continue;
+      const Attempt next = pending.front();
+      pending.pop_front();
+      const Case& c = *cases[next.index];
+      if (next.attempt == 0) {
+        if (settings.on_start) settings.on_start(c, next.index, cases.size());
+        if (auto skipped = Skipped(profile, c)) {
+          report(next.index, std::move(*skipped));
+          continue;
+        }
       }
-      // Every case of the run shares the run's pid; the index tells them apart.
-      const std::string unique =
-          "r" + std::to_string(::getpid() % 100000) + "c" + std::to_string(next);
+      // Every case of the run shares the run's pid; the index (and the
+      // attempt) tell them apart.
+      const std::string unique = "r" + std::to_string(::getpid() % 100000) + "c" + next.Suffix();
       std::cout.flush();  // the worker must not print what the parent buffered
       std::cerr.flush();
       const pid_t pid = ::fork();
-      if (pid == 0) RunWorker(profile, *cases[next], next, unique, summary.run_dir, settings);
+      if (pid == 0) RunWorker(profile, c, next, unique, summary.run_dir, settings);
       if (pid < 0) {
         CaseResult r;
-        r.name = cases[next]->name;
-        r.tags = cases[next]->tags;
+        r.name = c.name;
+        r.tags = c.tags;
         SetError(r, "starting the case", std::string("fork: ") + std::strerror(errno));
-        results[next] = std::move(r);
-        if (settings.on_result) settings.on_result(*results[next], finished++, cases.size());
+        report(next.index, std::move(r));
       } else {
         running[pid] = {next, std::chrono::steady_clock::now()};
       }
@@ -381,13 +400,37 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
     }
     auto it = running.find(pid);
     if (it == running.end()) continue;  // not a worker
-    const auto [index, case_start] = it->second;
+    const auto [attempt, case_start] = it->second;
     running.erase(it);
-    CaseResult r = CollectWorker(*cases[index], index, summary.run_dir, status);
+    const std::size_t index = attempt.index;
+    CaseResult r = CollectWorker(*cases[index], attempt, summary.run_dir, status);
     r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - case_start);
-    if (settings.on_result) settings.on_result(r, finished++, cases.size());
-    results[index] = std::move(r);
+    // A FAIL is run again; an ERROR only once a FAIL started the retries.
+    const bool failed = r.grade == Grade::kFail || r.grade == Grade::kError;
+    if (failed && attempt.attempt < settings.retries &&
+        (r.grade == Grade::kFail || first_failure.count(index))) {
+      first_failure.emplace(index, std::move(r));
+      pending.push_front({index, attempt.attempt + 1});  // before new cases
+      continue;
+    }
+    if (auto first = first_failure.find(index); first != first_failure.end()) {
+      CaseResult verdict = std::move(first->second);
+      first_failure.erase(first);
+      const std::string run = std::to_string(attempt.attempt + 1);
+      if (!failed) {
+        // The failing run's findings stand; the gate decides (--allow-flaky).
+        verdict.grade = Grade::kFlaky;
+        verdict.reason = "FAILed, then " + std::string(GradeName(r.grade)) + " on run " + run +
+                         " (--retries): " + verdict.reason;
+      } else {
+        verdict.reason += " (FAILed on all " + run + " runs)";
+      }
+      verdict.duration += r.duration;
+      verdict.driver_time += r.driver_time;
+      r = std::move(verdict);
+    }
+    report(index, std::move(r));
   }
   for (auto& r : results) {
     if (!r) continue;  // never started: the run was interrupted

@@ -20,6 +20,7 @@ namespace flexkit::conform {
 struct RunSettings {
   int repeat = 3;
   int jobs = 1;                   // cases run at once
+  int retries = 0;                // a FAILed case runs again up to this many times
   bool keep = false;              // leave the run dir for inspection
   std::string run_root = "/tmp";  // run dirs are <run_root>/flexconform-<pid>
   std::string flexconform_dir;    // to find convoy-fake beside flexconform
@@ -37,7 +38,9 @@ struct RunSummary {
   std::chrono::milliseconds driver_time{0};
   std::string run_dir;
   bool interrupted = false;
-  int ExitCode() const;  // 0: nothing failed, 1: a case failed
+  // 0: nothing failed, 1: a case failed (or was FLAKY, unless allowed),
+  // 2: a harness ERROR and no FAIL.
+  int ExitCode(bool flaky_allowed = false) const;
 };
 
 RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>& cases,

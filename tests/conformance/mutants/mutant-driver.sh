@@ -23,7 +23,6 @@ not_supported() {
   if [ "$defect" = not-supported-exit1 ]; then exit 1; fi
   exit 0
 }
-opt() { printf '%s' "$2" | jq -r --arg k "$1" '.[$k] // empty'; }
 is_mounted() {
   if [ "$defect" = prefix-match ]; then grep -q " $1" /proc/self/mounts; return; fi
   mountpoint -q "$1"
@@ -53,13 +52,25 @@ case "$1" in
     not_supported ;;
   mount)
     dir=$2 json=$3
-    [ -n "$json" ] && printf '%s' "$json" | jq -e . >/dev/null 2>&1 || fail "options are not JSON"
+    # One jq for every option (each jq start costs more than the rest of
+    # the call): shell-quoted assignments, then the secrets as
+    # "key value" pairs in the positional parameters.
+    options=$(printf '%s' "$json" | jq -r '
+      "share=" + (.share // "" | tostring | @sh),
+      "size=" + (.size // "" | tostring | @sh),
+      "readwrite=" + (.["kubernetes.io/readwrite"] // "" | tostring | @sh),
+      "group=" + (.["kubernetes.io/fsGroup"] // "" | tostring | @sh),
+      "legacy_group=" + (.["kubernetes.io/mounterArgs.FsGroup"] // "" | tostring | @sh),
+      "set -- " + ([to_entries[] | select(.key | startswith("kubernetes.io/secret/"))
+                    | .key, (.value | tostring)] | @sh)' 2>/dev/null) &&
+      [ -n "$json" ] || fail "options are not JSON"
+    eval "$options"
     message=""
-    share=$(opt share "$json")
     [ -n "$share" ] && message="share $share"
     [ "$defect" = option-eval ] && eval "label=\"$share\""
-    for key in $(printf '%s' "$json" | jq -r 'keys[] | select(startswith("kubernetes.io/secret/"))'); do
-      value=$(opt "$key" "$json")
+    while [ $# -ge 2 ]; do
+      key=$1 value=$2
+      shift 2
       if [ "$defect" != secret-invalid-accepted ]; then
         decoded=$(printf '%s' "$value" | base64 -d 2>/dev/null) || fail "secret ${key#kubernetes.io/secret/} is not base64"
       else
@@ -73,12 +84,10 @@ case "$1" in
       [ "$defect" = ro-lost-on-remount ] && mount -o remount,rw "$dir" >/dev/null 2>&1
       ok
     fi
-    size=$(opt size "$json")
     [ "$defect" = invalid-option-accepted ] && size=""
     flags=size=${size:-16m}
-    if [ "$(opt kubernetes.io/readwrite "$json")" = ro ] && [ "$defect" != ro-ignored ]; then flags="$flags,ro"; fi
-    group=$(opt kubernetes.io/fsGroup "$json")
-    [ "$defect" != fsgroup-legacy-key-only ] && [ -z "$group" ] && group=$(opt kubernetes.io/mounterArgs.FsGroup "$json")
+    if [ "$readwrite" = ro ] && [ "$defect" != ro-ignored ]; then flags="$flags,ro"; fi
+    [ "$defect" != fsgroup-legacy-key-only ] && [ -z "$group" ] && group=$legacy_group
     if [ -n "$group" ]; then
       case "$group" in *[!0-9]*) fail "fsGroup is not a number" ;; esac
       flags="$flags,gid=$group,mode=2775"
