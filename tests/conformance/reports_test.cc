@@ -71,7 +71,7 @@ TEST(Reports, JsonCarriesTheSchemaVersionToolRunAndCounts) {
   EXPECT_EQ(doc["run"]["seed"], 42);
   EXPECT_EQ(doc["run"]["driverSha256"], std::string(64, 'a'));
   EXPECT_EQ(doc["summary"], nlohmann::json::parse(R"({"cases":4,"passed":1,"failed":1,
-      "warned":1,"skipped":1,"errors":0})"));
+      "warned":1,"skipped":1,"errors":0,"flaky":0})"));
 }
 
 // A worker's result, a merged shard and a baseline come back from JSON
