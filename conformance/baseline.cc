@@ -1,37 +1,9 @@
 #include "conformance/baseline.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
-#include <stdexcept>
-
-#include "conformance/reports.h"
 
 namespace flexkit::conform {
-
-std::vector<CaseResult> ReadReportCases(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("baseline " + path + ": cannot open");
-  const auto doc = nlohmann::ordered_json::parse(in, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object())
-    throw std::runtime_error("baseline " + path +
-                             ": not a JSON object (a flexconform --json report)");
-  const int version = doc.value("schemaVersion", 0);
-  if (version < 1 || version > kReportSchemaVersion || !doc.contains("cases") ||
-      !doc["cases"].is_array())
-    throw std::runtime_error("baseline " + path +
-                             ": not a flexconform report of schemaVersion 1.." +
-                             std::to_string(kReportSchemaVersion));
-  std::vector<CaseResult> cases;
-  for (const auto& c : doc["cases"]) {
-    try {
-      cases.push_back(ResultFromJson(c));
-    } catch (const std::exception& e) {
-      throw std::runtime_error("baseline " + path + ": " + e.what());
-    }
-  }
-  return cases;
-}
 
 BaselineComparison CompareWithBaseline(const std::vector<CaseResult>& baseline,
                                        const std::vector<CaseResult>& now, bool flaky_allowed) {

@@ -10,10 +10,6 @@
 
 namespace flexkit::conform {
 
-// The cases of a flexconform JSON report (any schemaVersion up to ours).
-// Throws naming the file and what is wrong with it.
-std::vector<CaseResult> ReadReportCases(const std::string& path);
-
 struct BaselineComparison {
   // "case: FAIL now, PASS in the baseline (rule)", "case: newly breaks rule"
   std::vector<std::string> new_failures;

@@ -30,6 +30,9 @@ struct SequenceOptions {
   int random_walks = 10;   // sequence/random: this many walks...
   int walk_length = 12;    // ...of this many steps
   std::uint64_t seed = 1;  // walk i uses seed + i
+  // How this run was started, selection left out ("flexconform --driver
+  // D"): a failure's replay line starts with it.
+  std::string command = "flexconform";
 };
 struct CatalogOptions {
   SequenceOptions sequence;

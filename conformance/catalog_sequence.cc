@@ -533,9 +533,9 @@ void Exhaustive(CaseContext& c, const SequenceOptions& options) {
     const std::string label =
         "sequence " + std::to_string(i + 1) + " of " + std::to_string(enumeration.sequences.size());
     if (auto d = RunFresh(c, m, s, label)) {
-      ShrinkAndFail(
-          c, m, s, *d, label + " (depth " + std::to_string(options.depth) + ")",
-          "flexconform --focus sequence/exhaustive --depth " + std::to_string(options.depth));
+      ShrinkAndFail(c, m, s, *d, label + " (depth " + std::to_string(options.depth) + ")",
+                    options.command + " --focus sequence/exhaustive --depth " +
+                        std::to_string(options.depth));
     }
   }
   c.transcript().AddEvent("sequence/exhaustive", {{"depth", options.depth},
@@ -555,7 +555,7 @@ void Random(CaseContext& c, const SequenceOptions& options) {
     if (auto d = RunFresh(c, m, walk, label)) {
       ShrinkAndFail(
           c, m, walk, *d, label,
-          "flexconform --focus sequence/random --random 1 --seed " + std::to_string(seed));
+          options.command + " --focus sequence/random --random 1 --seed " + std::to_string(seed));
     }
   }
   c.transcript().AddEvent(

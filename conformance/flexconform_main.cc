@@ -56,6 +56,16 @@ void WatchStopSignals() {
   ::sigaction(SIGTERM, &action, nullptr);
 }
 
+// `text` as one shell word.
+std::string ShellQuote(const std::string& text) {
+  if (!text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                              "0123456789-_./=:,+@%") == std::string::npos)
+    return text;
+  std::string out = "'";
+  for (char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,13 +140,52 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 100000));
   app.add_option("--seed", seed,
                  "sequence/random: seed of the first walk (default: derived, printed)");
+  CLI::App* merge = app.add_subcommand(
+      "merge",
+      "merge the --json reports of one run's shards (--shard i/n on several CI workers) into "
+      "one report; exits as the merged run would (0, 1, 2)");
+  std::vector<std::string> merge_inputs;
+  std::string merge_junit, merge_json, merge_html;
+  merge->add_option("reports", merge_inputs, "the shards' JSON reports")
+      ->required()
+      ->check(CLI::ExistingFile);
+  merge->add_option("--junit", merge_junit, "write the merged JUnit XML report");
+  merge->add_option("--json", merge_json, "write the merged JSON report");
+  merge->add_option("--html", merge_html, "write the merged HTML report");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
+  if (merge->parsed()) {
+    try {
+      const auto merged = MergeReports(merge_inputs);
+      ConsoleReporter(std::cout, false).Summary(merged.summary);
+      if (!merge_junit.empty()) WriteReport(merge_junit, JunitXml(merged.summary, merged.info));
+      if (!merge_json.empty()) WriteReport(merge_json, JsonReport(merged.summary, merged.info));
+      if (!merge_html.empty())
+        WriteReport(merge_html,
+                    HtmlReport(merged.summary, merged.info.driver, merged.info.fixture));
+      return merged.summary.interrupted ? 2 : merged.summary.ExitCode();
+    } catch (const std::exception& e) {
+      std::cerr << "flexconform merge: " << e.what() << "\n";
+      return 2;
+    }
+  }
 
+  // How this run was started, selection left out: what a replay line repeats.
+  std::string command = "flexconform";
+  auto repeat_option = [&command](const std::string& flag, const std::string& value) {
+    command += " " + flag + " " + ShellQuote(value);
+  };
+  if (!driver.empty()) repeat_option("--driver", driver);
+  if (!profile_path.empty()) repeat_option("--profile", profile_path);
+  if (driver.empty() && profile_path.empty() && bundled != "extended")
+    repeat_option("--bundled", bundled);
+  if (!timeout.empty()) repeat_option("--timeout", timeout);
+  if (repeat != 3) repeat_option("--repeat", std::to_string(repeat));
+  catalog_options.sequence.command = command;
   try {
     ShardFromEnvironment(selection);
     if (!shard.empty()) ParseShard(shard, selection);
@@ -146,8 +195,12 @@ int main(int argc, char** argv) {
              : static_cast<std::uint64_t>(
                    std::chrono::system_clock::now().time_since_epoch().count() % 1000000007);
     const auto catalog = Catalog(catalog_options);
-    const auto baseline_cases =
-        baseline.empty() ? std::vector<CaseResult>{} : ReadReportCases(baseline);
+    std::vector<CaseResult> baseline_cases;
+    try {
+      if (!baseline.empty()) baseline_cases = ReadJsonReport(baseline).summary.results;
+    } catch (const std::exception& e) {
+      throw std::runtime_error(std::string("--baseline ") + e.what());
+    }
     if (coverage) {
       for (const auto& row : CoverageTable())
         std::cout << row.failure_mode << "  " << row.title << ": " << row.note << "\n";
@@ -259,7 +312,12 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < summary.results.size(); ++i)
         console.CaseFinished(summary.results[i], i, summary.results.size());
     }
-    console.Summary(summary);
+    std::string replay_base = command + " --seed " + std::to_string(catalog_options.sequence.seed);
+    if (catalog_options.sequence.depth != SequenceOptions{}.depth)
+      replay_base += " --depth " + std::to_string(catalog_options.sequence.depth);
+    if (catalog_options.sequence.random_walks != SequenceOptions{}.random_walks)
+      replay_base += " --random " + std::to_string(catalog_options.sequence.random_walks);
+    console.Summary(summary, replay_base);
     if (keep) std::cout << "run directory kept: " << summary.run_dir << "\n";
     info.flaky_allowed = allow_flaky;
     if (!junit.empty()) WriteReport(junit, JunitXml(summary, info));

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "conformance/background_process.h"
+#include "conformance/fix_hints.h"
 
 namespace flexkit::conform {
 namespace {
@@ -107,7 +108,7 @@ void ConsoleReporter::CaseFinished(const CaseResult& r, std::size_t finished, st
   out_ << std::flush;
 }
 
-void ConsoleReporter::Summary(const RunSummary& s) {
+void ConsoleReporter::Summary(const RunSummary& s, const std::string& replay_base) {
   std::map<Grade, int> counts;
   for (const auto& r : s.results) ++counts[r.grade];
   out_ << "\n"
@@ -128,8 +129,17 @@ void ConsoleReporter::Summary(const RunSummary& s) {
     for (const auto& [rule, cases] : rules) {
       out_ << "  " << rule << ": " << cases.size() << " case" << (cases.size() == 1 ? "" : "s")
            << " (" << cases.front() << (cases.size() > 1 ? ", ..." : "") << ")\n";
+      if (const std::string hint = FixHint(rule); !hint.empty())
+        out_ << "    fix: " << hint << "\n";
     }
   }
+  std::string failed;
+  for (const auto& r : s.results) {
+    if (r.grade != Grade::kFail && r.grade != Grade::kFlaky && r.grade != Grade::kError) continue;
+    failed += (failed.empty() ? "" : "|") + r.name;
+  }
+  if (!failed.empty() && !replay_base.empty())
+    out_ << "rerun the failed cases: " << replay_base << " --focus '^(" << failed << ")\\b'\n";
 }
 
 namespace {
@@ -262,6 +272,71 @@ std::string JsonReport(const RunSummary& s, const RunInfo& info) {
   doc["cases"] = nlohmann::ordered_json::array();
   for (const auto& r : s.results) doc["cases"].push_back(ResultToJson(r));
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+LoadedReport ReadJsonReport(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot open");
+  const auto doc = nlohmann::ordered_json::parse(in, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object())
+    throw std::runtime_error(path + ": not a JSON object (a flexconform --json report)");
+  const auto version = doc.value("schemaVersion", 0);
+  if (version < 1 || version > kReportSchemaVersion || !doc.contains("cases") ||
+      !doc["cases"].is_array() || !doc.contains("run") || !doc["run"].is_object())
+    throw std::runtime_error(path + ": not a flexconform report of schemaVersion 1.." +
+                             std::to_string(kReportSchemaVersion));
+  LoadedReport report;
+  try {
+    const auto& run = doc["run"];
+    report.info.driver = doc.at("driver").get<std::string>();
+    report.info.driver_name = run.at("driverName").get<std::string>();
+    report.info.driver_sha256 = run.at("driverSha256").get<std::string>();
+    report.info.profile_file = run.at("profile").get<std::string>();
+    report.info.kubernetes = run.at("kubernetes").get<std::string>();
+    report.info.fixture = run.at("fixture").get<std::string>();
+    report.info.seed = run.at("seed").get<std::uint64_t>();
+    report.info.hostname = run.at("hostname").get<std::string>();
+    report.info.started = run.at("started").get<std::string>();
+    report.summary.wall = std::chrono::milliseconds(doc.at("wall_ms").get<std::int64_t>());
+    report.summary.driver_time = std::chrono::milliseconds(doc.at("driver_ms").get<std::int64_t>());
+    report.summary.interrupted = doc.at("interrupted").get<bool>();
+  } catch (const nlohmann::ordered_json::exception&) {
+    throw std::runtime_error(path + ": its run fields are missing or mistyped");
+  }
+  for (const auto& c : doc["cases"]) {
+    try {
+      report.summary.results.push_back(ResultFromJson(c));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(path + ": " + e.what());
+    }
+  }
+  return report;
+}
+
+LoadedReport MergeReports(const std::vector<std::string>& paths) {
+  if (paths.empty()) throw std::runtime_error("merge: no reports given");
+  LoadedReport merged;
+  std::map<std::string, std::string> seen;  // case -> the report that had it
+  for (const auto& path : paths) {
+    LoadedReport shard = ReadJsonReport(path);
+    if (path == paths.front()) {
+      merged.info = shard.info;
+    } else if (shard.info.driver_sha256 != merged.info.driver_sha256) {
+      throw std::runtime_error("merge: " + path + " graded another driver (sha256 " +
+                               shard.info.driver_sha256 + ", not " + merged.info.driver_sha256 +
+                               " as in " + paths.front() + ")");
+    }
+    merged.summary.wall = std::max(merged.summary.wall, shard.summary.wall);
+    merged.summary.driver_time += shard.summary.driver_time;
+    merged.summary.interrupted |= shard.summary.interrupted;
+    for (auto& r : shard.summary.results) {
+      if (auto [it, fresh] = seen.emplace(r.name, path); !fresh)
+        throw std::runtime_error("merge: case " + r.name + " is in both " + it->second + " and " +
+                                 path + " (shards of one run never share a case)");
+      merged.summary.results.push_back(std::move(r));
+    }
+  }
+  return merged;
 }
 
 void WriteReport(const std::string& path, const std::string& text) {

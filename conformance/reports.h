@@ -19,7 +19,10 @@ class ConsoleReporter {
   void CaseStarted(const Case& c, std::size_t index, std::size_t total);
   // `finished`: how many results were printed before this one.
   void CaseFinished(const CaseResult& r, std::size_t finished, std::size_t total);
-  void Summary(const RunSummary& summary);
+  // Ends with the failed cases, each rule with a fix hint, and a command
+  // that reruns them: `replay_base` (how the run was started, selection
+  // left out) with a --focus naming them.
+  void Summary(const RunSummary& summary, const std::string& replay_base = "");
 
  private:
   std::string Paint(Grade grade, const std::string& text) const;
@@ -51,6 +54,19 @@ inline constexpr int kReportSchemaVersion = 1;
 // RunInfo; WARN cases carry a "verdict" property and a system-out.
 std::string JunitXml(const RunSummary& summary, const RunInfo& info);
 std::string JsonReport(const RunSummary& summary, const RunInfo& info);
+// A JSON report read back: the baseline of --baseline, a shard of `merge`.
+struct LoadedReport {
+  RunSummary summary;  // results, wall, driver time, interrupted
+  RunInfo info;
+};
+// Any schemaVersion up to ours; throws naming the file and what is wrong.
+LoadedReport ReadJsonReport(const std::string& path);
+// Shards of one run (flexconform --shard i/n on several CI workers) as one
+// report: every case once (a case in two shards throws), wall the longest
+// shard's, driver time summed, interrupted if any was. The run info is the
+// first shard's; shards of different drivers (sha256) throw.
+LoadedReport MergeReports(const std::vector<std::string>& paths);
+
 // Writes `text` to `path`; throws naming the path.
 void WriteReport(const std::string& path, const std::string& text);
 

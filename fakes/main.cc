@@ -80,8 +80,15 @@ int WaitForStop(const sigset_t& set) {
   return sig;
 }
 
+// Validated by CheckMode at parse time: octal digits only, at most 0777.
 unsigned ParseMode(const std::string& mode) {
   return static_cast<unsigned>(std::stoul(mode, nullptr, 8));
+}
+
+std::string CheckMode(const std::string& mode) {
+  if (mode.empty() || mode.size() > 4 || mode.find_first_not_of("01234567") != std::string::npos)
+    return "--socket-mode must be an octal file mode such as 0600 or 0660, not \"" + mode + "\"";
+  return "";
 }
 
 int RunDaemon(const CommonFlags& common, const DaemonFlags& flags) {
@@ -206,6 +213,7 @@ void AddCommonFlags(CLI::App* role, CommonFlags& flags, const std::string& defau
   role->add_option("--socket", flags.socket, socket_help)->capture_default_str();
   role->add_option("--state-dir", flags.state_dir, state_dir_help)->required();
   role->add_option("--socket-mode", flags.socket_mode, "socket file mode (octal)")
+      ->check(CheckMode)
       ->capture_default_str();
 }
 

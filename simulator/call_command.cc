@@ -53,6 +53,10 @@ int RunCallCommand(CallCommand c) {
     throw std::runtime_error("flexsim call: needs root to create the node's mount namespace");
   }
   c.driver = std::filesystem::absolute(c.driver).lexically_normal().string();
+  // kubelet would never run it (the prober lists only what is there): a
+  // usage error, not a driver's exit 127 to judge.
+  if (::access(c.driver.c_str(), X_OK) != 0)
+    throw std::runtime_error("flexsim call: driver " + c.driver + " not found or not executable");
   if (c.volume.driver.empty()) c.volume.driver = DriverNameFromPath(c.driver);
 
   RunDir run_dir{c.run_dir, false};

@@ -127,8 +127,11 @@ int main(int argc, char** argv) {
   bool strict = false;
   judge->add_option("--verb", verb, "the verb that produced the output")->required();
   judge->add_option("--exit-code", exit_code, "exit code; negative N = killed by signal -N")
+      ->check(CLI::Range(-64, 255))
       ->required();
-  judge->add_option("--output", output_file, "file holding stdout+stderr combined")->required();
+  judge->add_option("--output", output_file, "file holding stdout+stderr combined")
+      ->required()
+      ->check(CLI::ExistingFile);
   judge->add_flag("--strict", strict, "add warnings for what kubelet tolerates but is wrong");
 
   auto* call = app.add_subcommand("call", "call one verb as kubelet does, on a throwaway node");

@@ -198,6 +198,33 @@ TEST(Flexconform, SequencesCatchADetachThatLeavesTheBackendAttachment) {
   EXPECT_NE(r.out.find("attached to node-1"), std::string::npos) << r.out;
 }
 
+// Shards of one run, each on its own CI worker, become one report; a case
+// in two shards, or shards of two drivers, is refused.
+TEST(Flexconform, MergeJoinsTheShardsOfARunIntoOneReport) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir;
+  const std::string tmpfs = BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs");
+  for (const std::string shard : {"0", "1"}) {
+    auto r = RunProcess({Flexconform(), "--driver", tmpfs, "--shard", shard + "/2", "--json",
+                         dir.Join(shard + ".json"), "--run-root", dir.path()});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  auto merged = RunProcess({Flexconform(), "merge", dir.Join("0.json"), dir.Join("1.json"),
+                            "--json", dir.Join("all.json"), "--junit", dir.Join("all.xml"),
+                            "--html", dir.Join("all.html")});
+  EXPECT_EQ(merged.exit_code, 0) << merged.out << merged.err;
+  const auto all = ReadJson(dir.Join("all.json"));
+  const auto listed = RunProcess({Flexconform(), "--list"});
+  std::size_t catalog = 0;
+  for (char ch : listed.out) catalog += ch == '\n';
+  EXPECT_EQ(all["cases"].size(), catalog);
+  EXPECT_EQ(all["summary"]["cases"], catalog);
+  EXPECT_TRUE(std::filesystem::exists(dir.Join("all.html")));
+  auto twice = RunProcess({Flexconform(), "merge", dir.Join("0.json"), dir.Join("0.json")});
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_NE(twice.err.find("is in both"), std::string::npos) << twice.err;
+}
+
 TEST(Flexconform, SweepsTheRunDirOfAKilledRun) {
   FLEXKIT_REQUIRE_ROOT();
   flexkit::testing::TempDir dir;

@@ -75,6 +75,28 @@ class SimulatorFlexsimCall : public ::testing::Test {
   void SetUp() override { FLEXKIT_REQUIRE_ROOT(); }
 };
 
+// Command lines: what kubelet would never run, or a judge of nothing, is
+// a usage error (exit 2), never a verdict; every program has --version.
+TEST_F(SimulatorFlexsimCall, UsageErrorsExitTwoAndAreNeverJudged) {
+  flexkit::testing::TempDir dir("flexsim-usage");
+  auto missing = RunDriver(dir.Join("vendor~none/none"), {"init"});
+  EXPECT_EQ(missing.process.exit_code, 2) << missing.process.out;
+  EXPECT_NE(missing.process.err.find("not found"), std::string::npos) << missing.process.err;
+  EXPECT_TRUE(missing.record.is_discarded()) << "no verdict is printed";
+  auto judge_dir = RunProcess({Flexsim(), "judge", "--verb", "init", "--output", dir.path()});
+  EXPECT_EQ(judge_dir.exit_code, 2) << judge_dir.out;
+  std::ofstream(dir.Join("out")) << "{\"status\":\"Success\"}";
+  auto judge = [&](const std::string& code) {
+    return RunProcess(
+        {Flexsim(), "judge", "--verb", "init", "--output", dir.Join("out"), "--exit-code", code});
+  };
+  EXPECT_EQ(judge("0").exit_code, 0);
+  EXPECT_EQ(judge("256").exit_code, 2) << "no process exits 256";
+  auto version = RunProcess({Flexsim(), "--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out, std::string("flexsim ") + FLEXKIT_VERSION + "\n");
+}
+
 TEST_F(SimulatorFlexsimCall, GoodDriverInitSucceedsWithCapabilities) {
   Call c = RunCall("k8s~dummy", {"init"});
   ASSERT_EQ(c.process.exit_code, 0) << c.process.err;

@@ -22,6 +22,7 @@ TEST(Install, WritesAtomicallyWithMode0755AndIsIdempotent) {
   const std::string src = dir.Join("src");
   std::ofstream(src) << "#!/bin/sh\necho v1\n";
   const std::string plugins = dir.Join("plugins");
+  std::filesystem::create_directories(plugins);
   EXPECT_EQ(InstallDriver(src, plugins, "rancher.io~convoy", "convoy"), InstallResult::kInstalled);
   const std::string target = plugins + "/rancher.io~convoy/convoy";
   EXPECT_EQ(Read(target), "#!/bin/sh\necho v1\n");
@@ -40,6 +41,21 @@ TEST(Install, WritesAtomicallyWithMode0755AndIsIdempotent) {
     ++entries;
   }
   EXPECT_EQ(entries, 1);
+}
+
+// kubelet's plugin dir exists once kubelet has started: a missing one is a
+// mistyped path or the wrong host, and nothing is created.
+TEST(Install, AMissingPluginDirSaysSoAndCreatesNothing) {
+  flexkit::testing::TempDir dir;
+  const std::string src = dir.Join("src");
+  std::ofstream(src) << "#!/bin/sh\n";
+  try {
+    InstallDriver(src, dir.Join("no/such/plugins"), "rancher.io~convoy", "convoy");
+    ADD_FAILURE() << "installed into a missing plugin dir";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a directory"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.Join("no")));
 }
 
 TEST(Install, MissingSourceSaysSo) {
