@@ -37,14 +37,6 @@ bool AttachDetachController::NodeHealthy(const std::string& node) const {
   return it != nodes_.end() && it->second->running() && !it->second->partitioned();
 }
 
-std::vector<std::string> AttachDetachController::AttachedNodes(const std::string& volume) const {
-  std::vector<std::string> out;
-  for (const auto& [key, a] : actual_) {
-    if (a.spec.name == volume && !a.uncertain) out.push_back(key.second);
-  }
-  return out;
-}
-
 void AttachDetachController::Detach(const std::pair<std::string, std::string>& key, Attachment& a,
                                     FlexPlugin& plugin) {
   const auto& [unique, node] = key;

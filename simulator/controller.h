@@ -46,7 +46,6 @@ class AttachDetachController {
   const std::map<std::pair<std::string, std::string>, Attachment>& attachments() const {
     return actual_;
   }
-  std::vector<std::string> AttachedNodes(const std::string& volume_name) const;
   // A controller restart: new plugin objects, caches dropped.
   void Restart();
 

@@ -41,24 +41,22 @@ std::optional<LogConfig> g_pending;        // set by InitLogging, opened by Log(
 std::shared_ptr<spdlog::logger> g_logger;  // guarded by g_mu
 // Replaced loggers stay alive: Log() hands out references.
 std::vector<std::shared_ptr<spdlog::logger>> g_retired;
-std::string g_last_error;
 
 std::shared_ptr<spdlog::logger> NullLogger() {
   return std::make_shared<spdlog::logger>("flexvolume",
                                           std::make_shared<spdlog::sinks::null_sink_mt>());
 }
 
-// Builds the logger for `config`; *error says why the file could not be used.
-std::shared_ptr<spdlog::logger> OpenLogger(const LogConfig& config, std::string* error_out) {
+// Builds the logger for `config`. A file that cannot be opened is left
+// out: the call's reply matters more than its log.
+std::shared_ptr<spdlog::logger> OpenLogger(const LogConfig& config) {
   std::vector<spdlog::sink_ptr> sinks;
-  std::string error;
   if (!config.file.empty()) {
     try {
       sinks.push_back(
           std::make_shared<RedactingSink>(std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
               config.file, config.max_file_bytes, config.max_files)));
-    } catch (const std::exception& e) {
-      error = "cannot open log file " + config.file + ": " + e.what();
+    } catch (const std::exception&) {
     }
   }
   if (config.syslog) {
@@ -72,7 +70,6 @@ std::shared_ptr<spdlog::logger> OpenLogger(const LogConfig& config, std::string*
   logger->flush_on(spdlog::level::info);
   // spdlog's default error handler prints to stderr, which is protocol.
   logger->set_error_handler([](const std::string&) {});
-  *error_out = std::move(error);
   return logger;
 }
 
@@ -88,18 +85,13 @@ spdlog::logger& Log() {
   std::lock_guard<std::mutex> lock(g_mu);
   if (!g_logger) {
     if (g_pending) {
-      g_logger = OpenLogger(*g_pending, &g_last_error);
+      g_logger = OpenLogger(*g_pending);
       g_pending.reset();
     } else {
       g_logger = NullLogger();
     }
   }
   return *g_logger;
-}
-
-std::string LastLogError() {
-  std::lock_guard<std::mutex> lock(g_mu);
-  return g_last_error;
 }
 
 }  // namespace flexvolume

@@ -22,13 +22,10 @@ struct LogConfig {
 // Sets where the process logs. The sinks are opened on the first Log() call,
 // so a call that logs nothing (a quiet `init`) opens no file. Never throws
 // and never writes to stdout or stderr: if the file cannot be opened, logging
-// goes to syslog (when asked for) or nowhere, and LastLogError() says why.
+// goes to syslog (when asked for) or nowhere.
 void InitLogging(const LogConfig& config);
 
 // The process logger; discards everything when no destination is set.
 spdlog::logger& Log();
-
-// Why the last InitLogging could not open its file ("" if it could).
-std::string LastLogError();
 
 }  // namespace flexvolume
