@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -264,8 +266,76 @@ void WriteTranscript(Cluster& cluster, const ScenarioOptions& options) {
 
 }  // namespace
 
+namespace {
+
+// The keys a scenario may have, checked before anything runs: a misspelt
+// key would otherwise be ignored and the scenario pass without testing it.
+void CheckKeys(const std::string& path, const YAML::Node& map, const std::string& what,
+               const std::set<std::string>& allowed) {
+  if (!map.IsMap()) {
+    throw std::runtime_error(path + ":" + std::to_string(map.Mark().line + 1) + ": " + what +
+                             " must be a mapping");
+  }
+  for (const auto& kv : map) {
+    const std::string key = kv.first.as<std::string>();
+    if (allowed.count(key)) continue;
+    std::string known;
+    for (const auto& k : allowed) known += (known.empty() ? "" : ", ") + k;
+    throw std::runtime_error(path + ":" + std::to_string(kv.first.Mark().line + 1) +
+                             ": unknown key \"" + key + "\" in " + what + " (known: " + known +
+                             ")");
+  }
+}
+
+void CheckScenario(const std::string& path, const YAML::Node& doc) {
+  CheckKeys(path, doc, "the scenario",
+            {"driver", "driverName", "profile", "controller", "timeouts", "nodes", "steps"});
+  if (doc["controller"])
+    CheckKeys(path, doc["controller"], "controller",
+              {"syncPeriod", "maxWaitForUnmount", "disableForceDetachOnTimeout"});
+  if (doc["timeouts"]) CheckKeys(path, doc["timeouts"], "timeouts", {"call", "waitForAttach"});
+  for (const auto& n : doc["nodes"])
+    CheckKeys(path, n, "a node", {"name", "env", "kubeletManagedAttach"});
+  const std::set<std::string> pod_file = {"pod", "volume", "file"};
+  auto with = [&pod_file](std::set<std::string> keys) {
+    keys.insert(pod_file.begin(), pod_file.end());
+    return keys;
+  };
+  // Steps whose argument is a mapping, and its keys; the rest take a scalar.
+  const std::map<std::string, std::set<std::string>> mapping_steps = {
+      {"writeFile", with({"content"})},
+      {"expectFile", with({"content"})},
+      {"expectGroup", with({"gid"})},
+      {"expectWriteFails", pod_file},
+      {"expectVolume", {"volume", "attachedTo", "inUseOn", "mountedFor"}},
+      {"expectEvent", {"event", "count"}},
+      {"expectCalls", {"verb", "node", "component", "withArg", "count"}}};
+  const std::set<std::string> scalar_steps = {
+      "apply",         "applyFile",   "deletePod",      "settle",      "advance",
+      "crashNode",     "restartNode", "restartKubelet", "stopKubelet", "startKubelet",
+      "partitionNode", "healNode",    "expectSettled"};
+  for (const auto& step : doc["steps"]) {
+    const std::string line = path + ":" + std::to_string(step.Mark().line + 1);
+    if (!step.IsMap() || step.size() != 1)
+      throw std::runtime_error(line + ": a step is a mapping with one key, the step's name");
+    const std::string op = step.begin()->first.as<std::string>();
+    if (auto it = mapping_steps.find(op); it != mapping_steps.end()) {
+      CheckKeys(path, step.begin()->second, op, it->second);
+    } else if (!scalar_steps.count(op)) {
+      std::string known;
+      for (const auto& [name, keys] : mapping_steps) known += name + ", ";
+      for (const auto& name : scalar_steps) known += name + ", ";
+      throw std::runtime_error(line + ": unknown step \"" + op +
+                               "\" (known: " + known.substr(0, known.size() - 2) + ")");
+    }
+  }
+}
+
+}  // namespace
+
 ScenarioResult RunScenario(const std::string& scenario_path, const ScenarioOptions& options) {
   YAML::Node doc = YAML::LoadFile(scenario_path);
+  CheckScenario(scenario_path, doc);
   fs::path base = fs::absolute(scenario_path).parent_path();
   std::string driver = options.driver;
   if (driver.empty() && doc["driver"]) driver = (base / doc["driver"].as<std::string>()).string();

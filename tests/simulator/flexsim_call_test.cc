@@ -285,8 +285,14 @@ TEST_F(SimulatorFlexsimCall, SecretsNeverReachTheTranscript) {
   EXPECT_NE(Slurp(transcript).find("kubernetes.io/secret/password"), std::string::npos);
 }
 
-TEST_F(SimulatorFlexsimCall, MissingDriverIsAnExecFailure) {
-  std::vector<std::string> argv = {Flexsim(), "call", "--driver", "/nonexistent/x~y/y", "init"};
+// A driver that is there but cannot start (its interpreter is missing):
+// kubelet's exec fails, which flexsim judges as kubelet does.
+TEST_F(SimulatorFlexsimCall, DriverThatCannotStartIsAnExecFailure) {
+  flexkit::testing::TempDir dir("flexsim-noexec");
+  std::filesystem::create_directories(dir.Join("x~y"));
+  std::ofstream(dir.Join("x~y/y")) << "#!/nonexistent/interpreter\n";
+  std::filesystem::permissions(dir.Join("x~y/y"), std::filesystem::perms::owner_all);
+  std::vector<std::string> argv = {Flexsim(), "call", "--driver", dir.Join("x~y/y"), "init"};
   ProcessResult p = RunProcess(argv);
   auto record = nlohmann::json::parse(p.out);
   EXPECT_EQ(record["verdict"]["outcome"], "decode_error");

@@ -71,18 +71,16 @@ TEST_P(SimulatorScenario, PassesAndLeavesNothingBehind) {
   ExpectNothingLeft(run_dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(SimulatorScenarios, SimulatorScenario,
-                         ::testing::Values("pod_lifecycle.yaml", "attach_controller.yaml",
-                                           "attach_kubelet_managed.yaml", "kubelet_restart.yaml",
-                                           "node_crash_reschedule.yaml",
-                                           "node_crash_kubelet_managed.yaml",
-                                           "node_returns_with_pod.yaml",
-                                           "read_only_and_secrets.yaml",
-                                           "prefix_reconstruction.yaml",
-                                           "kubelet_down_cleanup.yaml", "format_and_mount.yaml"),
-                         [](const ::testing::TestParamInfo<std::string>& scenario) {
-                           return scenario.param.substr(0, scenario.param.find('.'));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    SimulatorScenarios, SimulatorScenario,
+    ::testing::Values("pod_lifecycle.yaml", "attach_controller.yaml", "attach_kubelet_managed.yaml",
+                      "kubelet_restart.yaml", "node_crash_reschedule.yaml",
+                      "node_crash_kubelet_managed.yaml", "node_returns_with_pod.yaml",
+                      "read_only_and_secrets.yaml", "prefix_reconstruction.yaml",
+                      "kubelet_down_cleanup.yaml", "format_and_mount.yaml"),
+    [](const ::testing::TestParamInfo<std::string>& scenario) {
+      return scenario.param.substr(0, scenario.param.find('.'));
+    });
 
 class SimulatorRunCli : public ::testing::Test {
  protected:
@@ -105,6 +103,38 @@ TEST_F(SimulatorRunCli, FailingExpectationFailsTheRunWithTheStep) {
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_NE(p.err.find("step 2"), std::string::npos) << p.err;
   EXPECT_NE(p.err.find("mountedFor [default/p], expected []"), std::string::npos) << p.err;
+}
+
+// A misspelt key would be ignored and the scenario pass without testing
+// what it says: refused with file and line before anything runs.
+TEST_F(SimulatorRunCli, UnknownKeysAreRefusedWithFileAndLineBeforeAnythingRuns) {
+  const std::string driver = Scenario("../drivers/k8s~dummy/dummy");
+  const std::string pod =
+      "  - apply: |\n"
+      "      kind: Pod\n"
+      "      metadata: {name: p}\n"
+      "      spec: {nodeName: n1, volumes: [{name: v, flexVolume: {driver: k8s/dummy}}]}\n";
+  struct Case {
+    std::string text, error;
+  };
+  const std::vector<Case> cases = {
+      {"driver: " + driver + "\nnodes: [{name: n1}]\nstep:\n" + pod,
+       "s.yaml:3: unknown key \"step\" in the scenario"},
+      {"driver: " + driver + "\nnodes: [{name: n1, kubeletManagedAtach: true}]\nsteps:\n" + pod,
+       "s.yaml:2: unknown key \"kubeletManagedAtach\" in a node"},
+      {"driver: " + driver + "\nnodes: [{name: n1}]\nsteps:\n" + pod +
+           "  - expectVolume: {volume: v, mountedOn: []}\n",
+       "s.yaml:8: unknown key \"mountedOn\" in expectVolume"},
+      {"driver: " + driver + "\nnodes: [{name: n1}]\nsteps:\n" + pod + "  - expectMounted: v\n",
+       "s.yaml:8: unknown step \"expectMounted\""}};
+  for (const auto& c : cases) {
+    std::ofstream(dir_.Join("s.yaml")) << c.text;
+    ProcessResult p = RunFlexsim({"run", dir_.Join("s.yaml"), "--transcript", dir_.Join("t.json")});
+    EXPECT_EQ(p.exit_code, 2) << c.text;
+    EXPECT_NE(p.err.find(c.error), std::string::npos) << p.err;
+    EXPECT_EQ(p.err.find("step 1"), std::string::npos) << "nothing ran: " << p.err;
+    EXPECT_FALSE(fs::exists(dir_.Join("t.json")));
+  }
 }
 
 TEST_F(SimulatorRunCli, BrokenDriverNeverGetsLoaded) {
@@ -155,10 +185,9 @@ TEST_F(SimulatorRunCli, ApplyFailsWhenAVolumeCannotMount) {
   EXPECT_NE(p.err.find("not mounted: [default/a:v]"), std::string::npos) << p.err;
 }
 
-// The SDK's sample driver, once the SDK is built in the same tree.
+// The SDK's sample driver (built with these tests: a dependency).
 TEST_F(SimulatorRunCli, FlexkitTmpfsPodLifecycle) {
   const std::string tmpfs = flexkit::testing::BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs");
-  if (!fs::exists(tmpfs)) GTEST_SKIP() << "flexkit-tmpfs is not built in this tree: " << tmpfs;
   std::string scenario = Slurp(Scenario("pod_lifecycle.yaml"));
   // The same scenario with the SDK driver's name and without dummy's index.html.
   std::string out;
