@@ -13,6 +13,8 @@
 // starts as fast as the driver itself.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/select.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,12 +36,6 @@ constexpr const char* kSecretPrefix = "kubernetes.io/secret/";
 // Decoded secrets shorter than this are too likely to match ordinary text
 // to be replaced everywhere in the output; the record counts them instead.
 constexpr std::size_t kMinRawSecret = 4;
-
-volatile sig_atomic_t g_child = 0;
-
-void ForwardSignal(int sig) {
-  if (g_child > 0) ::kill(g_child, sig);
-}
 
 std::string Dirname(const std::string& path) {
   const auto slash = path.rfind('/');
@@ -208,24 +204,21 @@ int main(int argc, char** argv) {
     err_pipe[0] = err_pipe[1] = -1;
   }
 
-  // A signal that arrives before the driver exists is held (blocked) and
-  // forwarded once it does, so none is lost.
+  // The signals kubelet (or an operator) sends the driver stay blocked here
+  // and are read from a signalfd in the copy loop, then forwarded: none is
+  // lost, whether it arrives before the driver exists or while it runs, and
+  // no handler runs at an awkward moment (a sanitizer defers handlers until
+  // its next interceptor, which a select() may never reach).
   sigset_t forwarded, previous;
   sigemptyset(&forwarded);
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
   ::sigprocmask(SIG_BLOCK, &forwarded, &previous);
-  struct sigaction forward {};
-  forward.sa_handler = ForwardSignal;
-  sigemptyset(&forward.sa_mask);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) ::sigaction(sig, &forward, nullptr);
+  const int signal_fd = ::signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK);
 
   const pid_t child = ::fork();
   if (child == 0) {
     ::dup2(out_pipe[1], STDOUT_FILENO);
     ::dup2(err_pipe[1] >= 0 ? err_pipe[1] : out_pipe[1], STDERR_FILENO);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) ::sigaction(sig, &dfl, nullptr);
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
     ::execv(real.c_str(), argv);  // argv[0] stays kubelet's path
     _exit(127);
@@ -235,8 +228,12 @@ int main(int argc, char** argv) {
     ::execv(real.c_str(), argv);
     _exit(127);
   }
-  g_child = child;
-  ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+  if (signal_fd < 0) ::sigprocmask(SIG_SETMASK, &previous, nullptr);  // nothing to read them with
+  auto forward_pending = [signal_fd, child] {
+    signalfd_siginfo info{};
+    while (signal_fd >= 0 && ::read(signal_fd, &info, sizeof info) == sizeof info)
+      ::kill(child, static_cast<int>(info.ssi_signo));
+  };
   ::close(out_pipe[1]);
   if (err_pipe[1] >= 0) ::close(err_pipe[1]);
 
@@ -247,7 +244,8 @@ int main(int argc, char** argv) {
   while (open_fds[0] >= 0 || open_fds[1] >= 0) {
     fd_set set;
     FD_ZERO(&set);
-    int max_fd = -1;
+    int max_fd = signal_fd;
+    if (signal_fd >= 0) FD_SET(signal_fd, &set);
     for (int fd : open_fds)
       if (fd >= 0) {
         FD_SET(fd, &set);
@@ -257,6 +255,7 @@ int main(int argc, char** argv) {
       if (errno == EINTR) continue;
       break;
     }
+    if (signal_fd >= 0 && FD_ISSET(signal_fd, &set)) forward_pending();
     for (int i = 0; i < 2; ++i) {
       if (open_fds[i] < 0 || !FD_ISSET(open_fds[i], &set)) continue;
       char buf[65536];
@@ -272,9 +271,22 @@ int main(int argc, char** argv) {
       if (!combined) chunks.push_back({{"stream", i == 0 ? "stdout" : "stderr"}, {"bytes", n}});
     }
   }
+  // The driver closed its output but may still run: keep forwarding.
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  while (true) {
+    const pid_t done = ::waitpid(child, &status, signal_fd >= 0 ? WNOHANG : 0);
+    if (done == child || (done < 0 && errno != EINTR)) break;
+    if (done == 0) {
+      fd_set set;
+      FD_ZERO(&set);
+      FD_SET(signal_fd, &set);
+      timeval tick{0, 20000};
+      if (::select(signal_fd + 1, &set, nullptr, nullptr, &tick) > 0) forward_pending();
+    }
   }
+  // The forwarded signals stay blocked to the end: one arriving now, for a
+  // driver already gone, must not kill the shim before the call is logged.
+  if (signal_fd >= 0) ::close(signal_fd);
   const auto took = std::chrono::steady_clock::now() - start;
 
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -310,6 +322,10 @@ int main(int argc, char** argv) {
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     ::sigaction(sig, &dfl, nullptr);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
     ::raise(sig);
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
