@@ -37,6 +37,7 @@ Measured Run(const std::vector<std::string>& argv) {
   rusage before{};
   ::getrusage(RUSAGE_CHILDREN, &before);
   const auto start = std::chrono::steady_clock::now();
+  std::fflush(stdout);  // else the child's freopen prints our buffered lines again
   const pid_t pid = ::fork();
   if (pid == 0) {
     std::freopen("/dev/null", "w", stdout);
