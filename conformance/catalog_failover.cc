@@ -14,443 +14,27 @@
 // backend learns of it comes from the fixture's hooks where it has them.
 // Without an `attachments` hook the driver's own isattached, asked for
 // every node, is the witness of where the volume is attached.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <filesystem>
 #include <memory>
 
 #include "conformance/catalog.h"
+#include "conformance/failover.h"
 #include "simulator/cluster.h"
 
 namespace flexkit::conform {
 namespace {
 
-constexpr const char* kF14 = "F14 (protocol §7.4, DESIGN §6.3: a volume follows its pod safely)";
-constexpr const char* kF12 =
-    "F12 (protocol §7.5: a late detach succeeds and touches only its node)";
+using failover::Attacher;
+using failover::AttacherName;
+using failover::Failover;
+using failover::Joined;
+using failover::MessageOf;
 
-enum class Attacher { kController, kKubelet };
+using failover::kF12;
+using failover::kF14;
 
-std::string AttacherName(Attacher a) {
-  return a == Attacher::kController ? "controller" : "kubelet";
-}
-
-// FNV-1a: a checksum to report and compare, not a security property.
-std::uint64_t Checksum(const std::string& data) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char ch : data) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
-
-std::string Joined(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) out += (out.empty() ? "" : "; ") + l;
-  return out.empty() ? "no error reported" : out;
-}
-
-std::string MessageOf(const sim::CallRecord& r) {
-  if (!r.harness_problem.empty()) return r.harness_problem;
-  if (r.verdict.status && !r.verdict.status->message.empty()) return r.verdict.status->message;
-  return r.verdict.error;
-}
-
-// Shared: the tracker's undo keeps it alive after the case function ends
-// (the runner unwinds after a FAIL, when the case's stack is gone).
-class Failover : public std::enable_shared_from_this<Failover> {
- public:
-  static std::shared_ptr<Failover> Make(CaseContext& c, Attacher attacher, bool rwo_pv) {
-    auto f = std::make_shared<Failover>(c, attacher, rwo_pv);
-    f->Start();
-    return f;
-  }
-  Failover(CaseContext& c, Attacher attacher, bool rwo_pv)
-      : c_(c), attacher_(attacher), rwo_pv_(rwo_pv), a_(c.node(0)), b_(SecondNode(c)) {}
-
-  sim::Node& a() { return a_; }
-  sim::Node& b() { return b_; }
-
-  // A pod using the case's volume, bound to `n`, created; the cluster
-  // settles in at most `rounds`.
-  sim::Pod Schedule(sim::Node& n, int rounds = 8) {
-    sim::Pod pod;
-    pod.name = c_.Unique("pod");
-    pod.uid = c_.Unique("uid");
-    pod.node = n.name();
-    pod.volumes = {volume_};
-    sim::Manifest m;
-    m.pods = {pod};
-    cluster_->Apply(m);
-    Settle(rounds);
-    return pod;
-  }
-  // Schedule, and the pod must have its volume mounted.
-  sim::Pod Place(sim::Node& n) {
-    sim::Pod pod = Schedule(n);
-    RequireMounted(pod, kF14, "set-up on " + n.name());
-    return pod;
-  }
-  void Delete(const sim::Pod& pod) { cluster_->DeletePod(pod.ns, pod.name); }
-
-  // kubelets and the controller until nothing changes; every call they made
-  // is held to the universal rules.
-  std::vector<std::string> Settle(int rounds = 8) {
-    last_errors_ = cluster_->Settle(rounds);
-    c_.CheckDrivenCalls();
-    return last_errors_;
-  }
-  std::vector<std::string> Advance(sim::Clock::Duration d, int rounds = 8) {
-    last_errors_ = cluster_->Advance(d, rounds);
-    c_.CheckDrivenCalls();
-    return last_errors_;
-  }
-  // The controller's maxWaitForUnmountDuration: past it, an unhealthy
-  // node's attachments are force-detached.
-  std::vector<std::string> WaitForForceDetach(int rounds = 8) {
-    return Advance(sim::ControllerSettings{}.max_wait_for_unmount, rounds);
-  }
-  // What the last settle's kubelets and controller reported.
-  const std::vector<std::string>& last_errors() const { return last_errors_; }
-  // Whether `n`'s kubelet still has the volume set up (device or pods).
-  bool SetUpOn(const sim::Node& n) {
-    auto& k = cluster_->kubelet(n.name());
-    return k.DeviceMounted(volume_name_) || !k.PodsWithVolume(volume_name_).empty();
-  }
-
-  bool Mounted(const sim::Pod& pod) {
-    sim::Node& n = cluster_->node(pod.node);
-    return n.running() && cluster_->kubelet(pod.node).PodsWithVolume(volume_name_).count(pod.uid) &&
-           n.mounter().IsMountPoint(PodDir(pod));
-  }
-  void RequireMounted(const sim::Pod& pod, const std::string& rule, const std::string& when) {
-    if (!Mounted(pod)) {
-      c_.Fail(rule, when + ": pod " + pod.name + " on " + pod.node +
-                        " does not have its volume mounted; the cluster reports: " +
-                        Joined(last_errors_));
-    }
-  }
-  std::string PodDir(const sim::Pod& pod) {
-    return cluster_->kubelet(pod.node).PodVolumeDir(pod, pod.volumes.front());
-  }
-
-  // The driver calls with `verb` made for `node` (attach, detach and
-  // isattached name it in their arguments; others run on it) since `from`.
-  std::vector<sim::CallRecord> CallsFor(const std::string& verb, const sim::Node& node,
-                                        std::size_t from = 0) {
-    std::vector<sim::CallRecord> out;
-    auto calls = c_.transcript().Calls();
-    for (std::size_t i = from; i < calls.size(); ++i) {
-      const auto& r = calls[i];
-      if (r.verb != verb || r.answered_from_cache) continue;
-      const bool named = std::find(r.argv.begin(), r.argv.end(), node.name()) != r.argv.end();
-      if (named || r.node == node.name()) out.push_back(r);
-    }
-    return out;
-  }
-  std::size_t CallCount() { return c_.transcript().Calls().size(); }
-
-  // The pod writes `count` files through its volume; each is fsynced
-  // unless `synced` is false (then only a clean unmount saves it). Returns
-  // their checksums, which CheckFiles also expects from now on.
-  std::map<std::string, std::uint64_t> WriteFiles(const sim::Pod& pod, const std::string& stem,
-                                                  int count, bool synced = true) {
-    std::map<std::string, std::uint64_t> written;
-    sim::Node& n = cluster_->node(pod.node);
-    for (int i = 0; i < count; ++i) {
-      const std::string name = stem + "-" + std::to_string(i) + ".bin";
-      std::string data;
-      std::uint64_t x = Checksum(volume_name_ + name);
-      data.reserve(64 * 1024);
-      while (data.size() < 64 * 1024) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        data.push_back(static_cast<char>(x >> 56));
-      }
-      const std::string path = PodDir(pod) + "/" + name;
-      try {
-        if (synced) {
-          n.mounter().WriteFile(path, data);
-        } else {
-          WriteUnsynced(n, path, data);
-        }
-      } catch (const std::exception& e) {
-        // Read-only by design (informational files): no data can follow the
-        // pod, and kubelet requires nothing more (as CheckDataRoundTrip).
-        if (!CaseContext::Listable(n, PodDir(pod)))
-          c_.Fail("protocol §7: a mounted volume is writable", std::string("write: ") + e.what());
-        c_.Skip("capability: the volume is mounted but not writable (" + std::string(e.what()) +
-                "), so no data can follow the pod");
-      }
-      checksums_[name] = written[name] = Checksum(data);
-    }
-    return written;
-  }
-
-  // Every file written so far (or of `sums`) reads back with its checksum.
-  void CheckFiles(const sim::Pod& pod, const std::string& rule) {
-    CheckFiles(pod, rule, checksums_);
-  }
-  void CheckFiles(const sim::Pod& pod, const std::string& rule,
-                  const std::map<std::string, std::uint64_t>& sums) {
-    sim::Node& n = cluster_->node(pod.node);
-    for (const auto& [name, sum] : sums) {
-      std::string data;
-      try {
-        data = n.mounter().ReadFile(PodDir(pod) + "/" + name);
-      } catch (const std::exception& e) {
-        c_.Fail(rule, "on " + n.name() + ": " + e.what());
-      }
-      if (Checksum(data) != sum) {
-        c_.Fail(rule, "on " + n.name() + ": " + name + " has checksum " + Hex(Checksum(data)) +
-                          " (" + std::to_string(data.size()) + " bytes), written with " + Hex(sum));
-      }
-    }
-  }
-
-  // The pod still has its volume mounted, reads what was written, and can
-  // write and read back more.
-  void CheckUsable(const sim::Pod& pod, const std::string& rule, const std::string& stem) {
-    if (!Mounted(pod)) {
-      c_.Fail(rule, PodDir(pod) + " on " + pod.node +
-                        " is no longer mounted; the cluster reports: " + Joined(last_errors_));
-    }
-    CheckFiles(pod, rule);
-    WriteFiles(pod, stem, 1);
-    CheckFiles(pod, rule);
-  }
-
-  // Every regular file in the pod's volume now, with its checksum.
-  std::map<std::string, std::uint64_t> Files(const sim::Pod& pod) {
-    sim::Node& n = cluster_->node(pod.node);
-    std::map<std::string, std::uint64_t> out;
-    const std::string dir = PodDir(pod);
-    std::error_code ec;
-    const std::string real = "/proc/" + std::to_string(n.holder_pid()) + "/root" + dir;
-    for (const auto& e : std::filesystem::directory_iterator(real, ec)) {
-      if (!e.is_regular_file(ec)) continue;
-      const std::string name = e.path().filename().string();
-      out[name] = Checksum(n.mounter().ReadFile(dir + "/" + name));
-    }
-    return out;
-  }
-
-  // The backend has every volume attached to `node` only (or nowhere when
-  // `node` is null), and never had one attached twice.
-  void CheckBackend(const sim::Node* node, const std::string& when) {
-    if (!c_.profile().attachable()) return;
-    auto doubles = c_.fixture().DoubleAttachments();
-    if (!doubles.empty()) {
-      c_.Fail(kF14, when + ": the backend had a volume attached to two nodes: " + doubles.front());
-    }
-    auto attachments = c_.fixture().Attachments();
-    if (!attachments) {
-      Witness(node, when);
-      return;
-    }
-    for (const auto& [volume, nodes] : *attachments) {
-      const bool right =
-          node ? (nodes.size() == 1 && nodes.front() == node->name()) : nodes.empty();
-      if (!right) {
-        std::string where;
-        for (const auto& n : nodes) where += (where.empty() ? "" : ", ") + n;
-        c_.Fail(kF14, when + ": backend volume " + volume + " is attached to [" + where +
-                          "], expected " + (node ? "[" + node->name() + "]" : "nothing"));
-      }
-    }
-  }
-
-  // No backend record: the driver's isattached, asked for every node as
-  // the controller asks (from the control plane, so a dead node is asked
-  // about too), must name `node` alone. Not supported or a Failure
-  // (unknown) says nothing.
-  void Witness(const sim::Node* node, const std::string& when) {
-    sim::Node* caller = b_.running() ? &b_ : a_.running() ? &a_ : nullptr;
-    if (!caller) return;
-    std::vector<std::string> attached;
-    std::vector<std::string> unknown;
-    for (sim::Node* n : {&a_, &b_}) {
-      auto r = c_.Call(*caller, c_.argv().IsAttached(c_.Json(spec_), n->name()), "controller");
-      if (!r.ok() || !r.verdict.status) {
-        unknown.push_back(n->name());
-        continue;
-      }
-      if (r.verdict.status->attached) attached.push_back(n->name());
-    }
-    auto list = [](const std::vector<std::string>& names) {
-      std::string out;
-      for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-      return "[" + out + "]";
-    };
-    if (attached.size() > 1) {
-      c_.Fail(kF14, when + ": isattached says " + spec_.name + " is attached to " + list(attached) +
-                        " at once (a volume is attached to one node at a time)");
-    }
-    for (sim::Node* n : {&a_, &b_}) {
-      if (std::find(unknown.begin(), unknown.end(), n->name()) != unknown.end()) continue;
-      const bool says = std::find(attached.begin(), attached.end(), n->name()) != attached.end();
-      const bool want = node == n;
-      if (says != want) {
-        c_.Fail(kF14, when + ": isattached says " + spec_.name + " is " +
-                          (says ? "attached to " : "not attached to ") + n->name() +
-                          "; it should be attached to " + (node ? node->name() : "no node") +
-                          " only");
-      }
-    }
-  }
-
-  // Whom the controller believes the volume is attached to, uncertain
-  // attachments included.
-  std::vector<std::string> ControllerAttachments() {
-    std::vector<std::string> nodes;
-    for (const auto& [key, attachment] : cluster_->controller().attachments()) {
-      if (attachment.spec.name == volume_name_) nodes.push_back(key.second);
-    }
-    return nodes;
-  }
-
-  void Crash(sim::Node& n) {
-    cluster_->CrashNode(n.name());  // every process in it, its daemon too
-    c_.fixture().NodeCrashed(n);
-  }
-  // New namespace, the instance and daemon running again, and kubelet
-  // reconstructing what it had (it calls the driver at the next settle).
-  void Restart(sim::Node& n) {
-    cluster_->RestartNode(n.name());
-    c_.fixture().NodeRestarted(n);
-  }
-  // Cut off: the node's daemon hangs, the controller sees the node
-  // unhealthy, and its kubelet cannot see the API server (no syncs).
-  void Partition(sim::Node& n, bool cut) {
-    n.SetPartitioned(cut);
-    c_.fixture().SetBackendReachable(n, !cut);
-    if (cut) {
-      cluster_->StopKubelet(n.name());
-    } else {
-      cluster_->StartKubelet(n.name());
-    }
-    c_.transcript().AddEvent(cut ? "node partitioned: its daemon hangs, its kubelet is cut off"
-                                 : "partition healed: its daemon answers, its kubelet syncs",
-                             {{"node", n.name()}});
-  }
-
- private:
-  static sim::Node& SecondNode(CaseContext& c) {
-    if (c.node_count() < 2) {
-      c.Skip("profile: a failover needs two nodes (nodes: 2); the profile has " +
-             std::to_string(c.node_count()));
-    }
-    return c.node(1);
-  }
-
-  // The cluster over the case's nodes (their backends already run there),
-  // the driver installed in every plugin dir, the volume as an RWO
-  // PersistentVolume or inline, and the undo that tears everything down.
-  void Start() {
-    const DriverProfile& p = c_.profile();
-    sim::ClusterConfig config;
-    config.run_dir = c_.case_dir();
-    config.profile = c_.version().name;
-    config.call = c_.DrivenCallSettings();
-    // The control plane reaches every node's backend by the node's name,
-    // as B's environment does (A is the node that fails).
-    config.control_plane_env = b_.env();
-    cluster_ = std::make_unique<sim::Cluster>(config, c_.DrivenRunner(), &c_.transcript());
-    const bool by_controller = attacher_ == Attacher::kController;
-    cluster_->AdoptNode(a_, by_controller);
-    cluster_->AdoptNode(b_, by_controller);
-    cluster_->InstallDriver(p.driver, p.driver_name);
-
-    sim::VolumeSpec spec = c_.Volume(c_.Unique("vol"));
-    spec_ = spec;
-    volume_name_ = spec.name;
-    sim::FlexSource source;
-    source.driver = spec.driver;
-    source.fs_type = spec.fs_type;
-    source.options = spec.options;
-    sim::Manifest m;
-    if (!p.secrets.empty()) {
-      sim::Secret secret;
-      secret.name = c_.Unique("secret");
-      secret.type = spec.driver;
-      secret.data = p.secrets;
-      source.secret_name = secret.name;
-      m.secrets.push_back(secret);
-    }
-    volume_.name = volume_name_;
-    if (rwo_pv_) {
-      sim::PersistentVolume pv;
-      pv.name = volume_name_;
-      pv.flex = source;
-      pv.access_modes = {"ReadWriteOnce"};
-      sim::PersistentVolumeClaim claim;
-      claim.name = c_.Unique("claim");
-      claim.volume_name = pv.name;
-      volume_.claim_name = claim.name;
-      m.pvs.push_back(pv);
-      m.pvcs.push_back(claim);
-    } else {
-      volume_.flex = source;
-    }
-    cluster_->Apply(m);
-    c_.tracker().Push("delete the pods and let the cluster tear down " + volume_name_,
-                      [self = shared_from_this()] { self->TearDown(); });
-  }
-
-  // Every node back up and reachable, every pod deleted, the cluster
-  // settled: nothing may stay mounted or attached.
-  void TearDown() {
-    // Whatever happens, the control plane and its driver copies go.
-    struct Release {
-      std::unique_ptr<sim::Cluster>& cluster;
-      ~Release() { cluster.reset(); }
-    } release{cluster_};
-    for (sim::Node* n : {&a_, &b_}) {
-      if (n->partitioned()) Partition(*n, false);
-      if (!n->running()) Restart(*n);
-    }
-    std::vector<std::pair<std::string, std::string>> pods;
-    for (const auto& [key, pod] : cluster_->state().pods) pods.emplace_back(pod.ns, pod.name);
-    for (const auto& [ns, name] : pods) cluster_->DeletePod(ns, name);
-    auto errors = Settle();
-    if (!errors.empty()) throw std::runtime_error("the cluster did not settle: " + Joined(errors));
-    for (sim::Node* n : {&a_, &b_}) {
-      if (SetUpOn(*n)) throw std::runtime_error(volume_name_ + " is still set up on " + n->name());
-    }
-    if (!ControllerAttachments().empty())
-      throw std::runtime_error("the controller still has " + volume_name_ + " attached");
-  }
-
-  static std::string Hex(std::uint64_t v) {
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-    return buf;
-  }
-
-  static void WriteUnsynced(sim::Node& n, const std::string& path, const std::string& data) {
-    const std::string real = "/proc/" + std::to_string(n.holder_pid()) + "/root" + path;
-    int fd = ::open(real.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw std::runtime_error("open " + path + " on " + n.name());
-    const bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
-    ::close(fd);
-    if (!ok) throw std::runtime_error("write " + path + " on " + n.name());
-  }
-
-  CaseContext& c_;
-  Attacher attacher_;
-  bool rwo_pv_;
-  sim::Node& a_;
-  sim::Node& b_;
-  std::unique_ptr<sim::Cluster> cluster_;
-  std::string volume_name_;
-  sim::VolumeSpec spec_;   // as the controller's isattached names it
-  sim::PodVolume volume_;  // the pod's reference to it (claim or inline)
-  std::map<std::string, std::uint64_t> checksums_;
-  std::vector<std::string> last_errors_;
-};
-
-// 1-5 of issue 7: A crashes with the pod on it, the pod is force-deleted
+// A crashes with the pod on it, the pod is force-deleted
 // and recreated on B, the volume follows with its data, A comes back and
 // tears down what it had without touching B.
 void CrashReschedule(CaseContext& c, Attacher attacher, bool rwo_pv) {
@@ -480,7 +64,7 @@ void CrashReschedule(CaseContext& c, Attacher attacher, bool rwo_pv) {
       if (refused.verdict.outcome != sim::Outcome::kSuccess && MessageOf(refused).empty())
         c.Fail(kF14, "the refused attach to " + f.b().name() + " gives no message saying why");
     }
-    f.CheckBackend(&f.a(), "while the pod on " + f.b().name() + " waits for the volume");
+    f.CheckBackendWithAOrB("while the pod on " + f.b().name() + " waits for the volume");
   }
   if (!f.Mounted(on_b) && attacher == Attacher::kController) {
     // After maxWaitForUnmountDuration the controller force-detaches from
@@ -504,10 +88,10 @@ void CrashReschedule(CaseContext& c, Attacher attacher, bool rwo_pv) {
     }
   }
   if (!f.Mounted(on_b)) {
-    f.CheckBackend(&f.a(), "while the volume waits for " + f.a().name() + " to return");
+    f.CheckBackendWithAOrB("while the volume waits for " + f.a().name() + " to return");
     c.transcript().AddEvent("stuck, safely",
-                            {{"why", "the volume stays attached to " + f.a().name() +
-                                         " alone until it returns: " + Joined(f.last_errors())}});
+                            {{"why", "the volume stays attached to one node until " + f.a().name() +
+                                         " returns: " + Joined(f.last_errors())}});
     // A comes back, its kubelet tears down the orphaned pod (and detaches,
     // when it manages attach), the controller's retried detach goes
     // through, and B gets the volume.
@@ -540,7 +124,7 @@ void CrashReschedule(CaseContext& c, Attacher attacher, bool rwo_pv) {
   TearDownAll(c);
 }
 
-// Issue 7.6a: A comes back before the pod moves; the volume stays on A and
+// A comes back before the pod moves; the volume stays on A and
 // the pod gets it back. Then the pod moves cleanly to B: what A wrote
 // without fsync must be there, because a clean teardown flushes.
 void ReturnsBeforeMove(CaseContext& c, Attacher attacher) {
@@ -574,7 +158,7 @@ void ReturnsBeforeMove(CaseContext& c, Attacher attacher) {
   TearDownAll(c);
 }
 
-// Issue 7.6b: a second pod on B asks for the volume while A is alive and
+// A second pod on B asks for the volume while A is alive and
 // uses it: refused with a message, A's data and mount untouched, never two
 // attachments; the detach that follows the uncertain attach leaves A alone.
 void RefusedWhileOwnerAlive(CaseContext& c, Attacher attacher, bool rwo_pv) {
@@ -615,7 +199,7 @@ void RefusedWhileOwnerAlive(CaseContext& c, Attacher attacher, bool rwo_pv) {
   TearDownAll(c);
 }
 
-// Issue 7.6c: A lives but is cut off: its daemon hangs and its kubelet
+// A lives but is cut off: its daemon hangs and its kubelet
 // cannot see the API server. The pod is recreated on B: B's attach is
 // refused (A's instance runs), or the controller's force-detach through
 // A's daemon times out; stuck without harm until the partition heals,

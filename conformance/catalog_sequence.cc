@@ -7,7 +7,6 @@
 // sequence that still fails and reported with how to replay it.
 #include <sys/mount.h>
 
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -181,7 +180,7 @@ class SequenceRun {
         }
         v.attach_device = device;
         if (v.mount_device.empty()) v.mount_device = device;
-        v.loop_backing = LoopBacking(device);
+        v.loop_backing = LoopBackingFile(device);
         return std::nullopt;
       }
       case Verb::kWaitForAttach: {
@@ -368,16 +367,6 @@ class SequenceRun {
                         "isattached true on " + says.front() + " and " + says.back()};
     }
     return wrong;
-  }
-
-  // The backing file of loop device `device` ("/dev/loop7"), "" when it
-  // is not an attached loop device.
-  static std::string LoopBacking(const std::string& device) {
-    if (device.rfind("/dev/loop", 0) != 0) return "";
-    std::ifstream in("/sys/block/" + device.substr(5) + "/loop/backing_file");
-    std::string backing;
-    std::getline(in, backing);
-    return backing;
   }
 
   // The attachments as the backend itself records them, where the fixture

@@ -1,5 +1,5 @@
 #pragma once
-// The backend a driver needs, fresh for every case (issue 6): nothing, the
+// The backend a driver needs, fresh for every case: nothing, the
 // fake Convoy/EBS (one `convoy-fake cloud`, one `convoy-fake daemon` per
 // node started inside that node's mount namespace, and a per-node driver
 // config naming that node's socket), or the profile's own commands

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -69,18 +70,29 @@ std::string FirstLine(const std::filesystem::path& file) {
   return line;
 }
 
-// Field 22 of /proc/<pid>/stat (start time in clock ticks), "" when the
-// process is gone or a zombie.
-std::string StartTime(pid_t pid) {
+// The fields of /proc/<pid>/stat the audit reads; none when the process
+// is gone.
+struct ProcStat {
+  char state = 0;
+  pid_t ppid = 0;
+  std::string start_time;  // field 22, in clock ticks since boot
+};
+std::optional<ProcStat> ReadProcStat(pid_t pid) {
   const std::string line = FirstLine("/proc/" + std::to_string(pid) + "/stat");
   auto close = line.rfind(')');
-  if (close == std::string::npos) return "";
+  if (close == std::string::npos || close + 2 > line.size()) return std::nullopt;
   std::istringstream rest(line.substr(close + 2));
   std::string field;
   std::vector<std::string> fields;
   while (rest >> field) fields.push_back(field);
-  if (fields.size() < 20 || fields[0] == "Z") return "";
-  return fields[19];
+  if (fields.size() < 20) return std::nullopt;
+  return ProcStat{fields[0][0], static_cast<pid_t>(std::stol(fields[1])), fields[19]};
+}
+
+// "" when the process is gone or a zombie.
+std::string StartTime(pid_t pid) {
+  auto stat = ReadProcStat(pid);
+  return stat && stat->state != 'Z' ? stat->start_time : "";
 }
 
 bool HasEnvEntry(pid_t pid, const std::string& entry) {
@@ -199,9 +211,19 @@ std::vector<std::string> CompareHost(const HostSnapshot& before, const HostSnaps
   return leaks;
 }
 
+static std::string LoopDeviceName(const std::string& device) {
+  return device.rfind("/dev/", 0) == 0 ? device.substr(5) : device;
+}
+
+std::string LoopBackingFile(const std::string& device) {
+  const std::string name = LoopDeviceName(device);
+  if (name.rfind("loop", 0) != 0 || name.find('/') != std::string::npos) return "";
+  return LoopAttribute(name, "backing_file");
+}
+
 bool LoopReleased(const std::string& device, const std::string& backing,
                   std::chrono::milliseconds grace) {
-  const std::string name = device.rfind("/dev/", 0) == 0 ? device.substr(5) : device;
+  const std::string name = LoopDeviceName(device);
   const auto deadline = std::chrono::steady_clock::now() + grace;
   while (LoopAttribute(name, "backing_file") == backing) {
     if (LoopAttribute(name, "autoclear") != "1" || std::chrono::steady_clock::now() >= deadline)
@@ -332,25 +354,29 @@ std::vector<std::string> CompareNode(const sim::Node& node, const NodeSnapshot& 
   for (const auto& f : after.files) {
     if (!before.files.count(f)) leaks.push_back(node.name() + ": file left: " + f);
   }
+  // A process still exiting (a FUSE daemon whose mount just went, a
+  // zombie its parent has not reaped yet) is not left behind: the audit
+  // gives the namespace a moment, as for a pending loop detach.
+  std::vector<pid_t> left;
   for (pid_t p : node.ProcessesInNamespace()) {
     if (fixture_pids.count(p)) continue;
-    std::ifstream in("/proc/" + std::to_string(p) + "/cmdline");
-    std::string cmd;
-    std::getline(in, cmd, '\0');
     // The fixture's daemons run under nsenter: their children are theirs.
-    std::ifstream stat("/proc/" + std::to_string(p) + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    auto close = line.rfind(')');
-    pid_t ppid = 0;
-    if (close != std::string::npos) {
-      std::istringstream rest(line.substr(close + 2));
-      char state = 0;
-      rest >> state >> ppid;
-    }
-    if (fixture_pids.count(ppid)) continue;
+    if (auto stat = ReadProcStat(p); stat && fixture_pids.count(stat->ppid)) continue;
+    left.push_back(p);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  auto alive = [](pid_t p) {
+    auto stat = ReadProcStat(p);
+    return stat && stat->state != 'Z' && stat->state != 'X';
+  };
+  while (std::any_of(left.begin(), left.end(), alive) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (pid_t p : left) {
+    if (!alive(p)) continue;
     leaks.push_back(node.name() + ": process left in the namespace: pid " + std::to_string(p) +
-                    " " + cmd);
+                    " " + CommandLine(p));
   }
   return leaks;
 }

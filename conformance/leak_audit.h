@@ -85,6 +85,10 @@ std::vector<std::string> CompareNode(const sim::Node& node, const NodeSnapshot& 
 bool LoopReleased(const std::string& device, const std::string& backing,
                   std::chrono::milliseconds grace = std::chrono::seconds(2));
 
+// The backing file of loop device `device` ("/dev/loop7" or "loop7"), ""
+// when it is not a bound loop device.
+std::string LoopBackingFile(const std::string& device);
+
 // Loop devices whose backing file is under `dir` (the sweep of a killed run).
 std::vector<std::string> LoopDevicesUnder(const std::string& dir);
 

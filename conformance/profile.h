@@ -1,6 +1,6 @@
 #pragma once
 // A driver profile: what the suite needs to know about a driver under test
-// (issue 6, DESIGN §7). Loaded from YAML with every unknown key refused
+// (DESIGN §7). Loaded from YAML with every unknown key refused
 // (naming its line), or derived from the driver's own `init` reply.
 #include <chrono>
 #include <map>

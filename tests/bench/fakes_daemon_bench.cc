@@ -1,4 +1,4 @@
-// convoy-fake daemon figures (issue 3, "Performance"), traffic on unix
+// convoy-fake daemon figures, traffic on unix
 // sockets only:
 //   1. GET /v1/volumes/ (inspect) on one keep-alive connection: requests/s,
 //      as a ratio to GET /v1/info on the same connection (the baseline: the

@@ -1,4 +1,4 @@
-// The [failover] cases (issue 7) end to end, as root: the bundled
+// The [failover] cases end to end, as root: the bundled
 // convoy-flexvolume on the fake Convoy/EBS passes every one, over EBS and
 // over VFS.
 #include <gtest/gtest.h>

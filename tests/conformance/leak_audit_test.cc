@@ -6,12 +6,16 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include "simulator/node.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -145,6 +149,39 @@ TEST(LeakAudit, FindsAndKillsAProcessCarryingTheCaseDir) {
       fs::exists("/proc/" + std::to_string(pid) + "/cmdline") &&
       RunProcess({"/bin/sh", "-c", "grep -q '^State:.Z' /proc/" + std::to_string(pid) + "/status"})
               .exit_code != 0);
+}
+
+// A process of the node's namespace that is still exiting when the audit
+// looks (a FUSE daemon whose mount just went) is not left behind; one that
+// stays is, by its command line.
+TEST(LeakAudit, ANodeProcessExitingWithinTheGraceIsNotLeftOneThatStaysIs) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir run("leak-audit-node");
+  sim::Node node("node-1", run.path());
+  const std::string in_node =
+      "/usr/bin/nsenter --target " + std::to_string(node.holder_pid()) + " --mount -- ";
+  auto start = [&](const std::string& command) {
+    auto r =
+        RunProcess({"/bin/sh", "-c", in_node + command + " >/dev/null 2>&1 </dev/null & echo $!"});
+    const auto pid = static_cast<pid_t>(std::stol(r.out));
+    for (int i = 0; i < 500; ++i) {  // until nsenter has entered the namespace
+      auto in = node.ProcessesInNamespace();
+      if (std::find(in.begin(), in.end(), pid) != in.end()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return pid;
+  };
+  const pid_t exits = start("sleep 0.3");
+  auto in = node.ProcessesInNamespace();
+  ASSERT_NE(std::find(in.begin(), in.end(), exits), in.end()) << "the process runs in the node";
+  EXPECT_TRUE(CompareNode(node, {}, {}, {}).empty());
+
+  const pid_t stays = start("sleep 30");
+  const auto leaks = CompareNode(node, {}, {}, {});
+  ::kill(stays, SIGKILL);
+  ASSERT_EQ(leaks.size(), 1u) << ::testing::PrintToString(leaks);
+  EXPECT_NE(leaks[0].find("process left in the namespace"), std::string::npos) << leaks[0];
+  EXPECT_NE(leaks[0].find("sleep 30"), std::string::npos) << leaks[0];
 }
 
 }  // namespace
