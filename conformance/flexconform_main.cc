@@ -220,32 +220,17 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
+    // --list is a dry run: the profile is read and checked as a run would.
+    ProfileChoice choice;
+    choice.profile_path = profile_path;
+    choice.driver = driver;
+    choice.bundled = bundled;
+    choice.timeout = timeout;
+    choice.flexconform_dir = SelfDir();
+    DriverProfile profile = ResolveProfile(choice);
     if (list) {
       for (const auto* c : selected) std::cout << CaseLabel(*c) << "\n";
       return 0;
-    }
-    DriverProfile profile;
-    if (!profile_path.empty()) {
-      profile = LoadProfile(profile_path);
-      if (!driver.empty()) profile.driver = driver;
-    } else if (!driver.empty()) {
-      profile.driver = driver;
-      // The derived profile's defaults (DeriveProfile): kubelet's
-      // controller-managed attach, and two nodes, so that [sequence] covers
-      // two and [failover] can move a pod; the capabilities come from init
-      // below, once it is known kubelet would register the driver.
-      profile.kubelet_managed_attach = false;
-      profile.nodes = 2;
-    } else {
-      profile = bundled == "stock" ? BundledStockConvoyProfile(SelfDir())
-                                   : BundledConvoyProfile(SelfDir());
-    }
-    profile.driver = std::filesystem::absolute(profile.driver).lexically_normal().string();
-    if (profile.driver_name.empty()) profile.driver_name = DriverNameFor(profile.driver);
-    if (!timeout.empty()) profile.default_timeout = ParseDuration(timeout);
-    if (::access(profile.driver.c_str(), X_OK) != 0) {
-      std::cerr << "flexconform: driver " << profile.driver << " is not an executable file\n";
-      return 2;
     }
     // Without capabilities from a profile they come from init: a broken
     // init is the driver's verdict (kubelet would not register it), not a

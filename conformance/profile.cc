@@ -1,5 +1,6 @@
 #include "conformance/profile.h"
 
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -7,6 +8,8 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+
+#include "conformance/default_profiles.h"
 
 namespace flexkit::conform {
 namespace {
@@ -105,11 +108,11 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(origin + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
-  CheckKeys(origin, root, "the profile",
-            {"driver", "driverName", "capabilities", "attachManagement", "kubernetes",
-             "volumeOptions", "fsTypes", "invalidOptions", "freeTextOptions", "secrets", "nodes",
-             "nodeEnv", "privileges", "timeouts", "skip", "install", "fixture", "controlPlanePath",
-             "storage"});
+  CheckKeys(
+      origin, root, "the profile",
+      {"driver", "driverName", "capabilities", "attachManagement", "kubernetes", "volumeOptions",
+       "fsTypes", "invalidOptions", "freeTextOptions", "secrets", "nodes", "nodeEnv", "privileges",
+       "timeouts", "skip", "install", "fixture", "controlPlanePath", "storage"});
   DriverProfile p;
   if (!root["driver"]) throw ProfileError(origin, root, "'driver' (the executable) is required");
   p.driver = Resolve(base_dir, As<std::string>(origin, root["driver"], "driver"));
@@ -228,6 +231,36 @@ DriverProfile LoadProfile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return ParseProfile(text.str(), path, std::filesystem::path(path).parent_path().string());
+}
+
+DriverProfile ResolveProfile(const ProfileChoice& choice) {
+  DriverProfile profile;
+  if (!choice.profile_path.empty()) {
+    profile = LoadProfile(choice.profile_path);
+    if (!choice.driver.empty()) profile.driver = choice.driver;
+  } else if (!choice.driver.empty()) {
+    profile.driver = choice.driver;
+    // Two nodes, so that [sequence] covers two and [failover] can move a pod.
+    profile.kubelet_managed_attach = false;
+    profile.nodes = 2;
+  } else {
+    profile = choice.bundled == "stock" ? BundledStockConvoyProfile(choice.flexconform_dir)
+                                        : BundledConvoyProfile(choice.flexconform_dir);
+  }
+  profile.driver = std::filesystem::absolute(profile.driver).lexically_normal().string();
+  if (profile.driver_name.empty()) profile.driver_name = DriverNameFor(profile.driver);
+  if (!choice.timeout.empty()) {
+    try {
+      profile.default_timeout = ParseDuration(choice.timeout);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("--timeout " + choice.timeout + ": " + e.what());
+    }
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(profile.driver, ec) ||
+      ::access(profile.driver.c_str(), X_OK) != 0)
+    throw std::runtime_error("driver " + profile.driver + " is not an executable file");
+  return profile;
 }
 
 }  // namespace flexkit::conform

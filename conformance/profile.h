@@ -86,6 +86,24 @@ DriverProfile LoadProfile(const std::string& path);
 DriverProfile ParseProfile(const std::string& yaml_text, const std::string& origin,
                            const std::string& base_dir);
 
+// What a run grades, as the command line says it: a profile file (its
+// driver replaced by `driver` when both are given), a driver alone (the
+// rest derived: kubelet's controller-managed attach, two nodes, the
+// capabilities from init, which the caller asks), or the bundled
+// convoy-flexvolume on the fake Convoy's extended or stock API.
+struct ProfileChoice {
+  std::string profile_path;
+  std::string driver;
+  std::string bundled = "extended";  // "extended" or "stock"
+  std::string timeout;               // every call's deadline, "" for the profile's
+  std::string flexconform_dir;       // where the bundled driver and convoy-fake live
+};
+// The profile with the driver's path absolute and its plugin name derived
+// from its folder when the profile names none. Throws std::runtime_error
+// for an invalid profile file or timeout, and when the driver is not an
+// executable file.
+DriverProfile ResolveProfile(const ProfileChoice& choice);
+
 // "1.5s", "200ms", "2m", "30" (seconds). Throws std::invalid_argument.
 Millis ParseDuration(const std::string& text);
 

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "tests/support/temp_dir.h"
+
 namespace flexkit::conform {
 namespace {
 
@@ -100,6 +105,80 @@ TEST(Profile, DurationsAcceptMillisecondsSecondsMinutes) {
   EXPECT_EQ(ParseDuration("2m"), Millis(120000));
   EXPECT_THROW(ParseDuration("-1s"), std::invalid_argument);
   EXPECT_THROW(ParseDuration("soon"), std::invalid_argument);
+}
+
+// The command line's choices, resolved as a run (and --list) resolves them.
+class ResolveProfileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    driver_ = dir_.Join("vendor~drv/drv");
+    std::filesystem::create_directories(dir_.Join("vendor~drv"));
+    std::ofstream(driver_) << "#!/bin/sh\n";
+    std::filesystem::permissions(driver_, std::filesystem::perms::owner_all);
+  }
+  flexkit::testing::TempDir dir_{"resolve-profile"};
+  std::string driver_;
+};
+
+TEST_F(ResolveProfileTest, ADriverAloneGetsTwoNodesControllerAttachAndItsFoldersName) {
+  ProfileChoice choice;
+  choice.driver = driver_;
+  choice.timeout = "2s";
+  const DriverProfile p = ResolveProfile(choice);
+  EXPECT_EQ(p.driver, driver_);
+  EXPECT_EQ(p.driver_name, "vendor/drv");
+  EXPECT_EQ(p.nodes, 2);
+  EXPECT_FALSE(p.kubelet_managed_attach);
+  EXPECT_FALSE(p.capabilities) << "init says, once the caller asks it";
+  EXPECT_EQ(p.default_timeout, Millis(2000));
+}
+
+TEST_F(ResolveProfileTest, DriverReplacesTheProfilesAndIsMadeAbsolute) {
+  const std::string file = dir_.Join("p.yaml");
+  std::ofstream(file) << "driver: missing/d\ndriverName: acme/x\nnodes: 1\n";
+  ProfileChoice choice;
+  choice.profile_path = file;
+  choice.driver = driver_;
+  const DriverProfile p = ResolveProfile(choice);
+  EXPECT_EQ(p.driver, driver_);
+  EXPECT_EQ(p.driver_name, "acme/x") << "the profile's name stays";
+  EXPECT_EQ(p.nodes, 1);
+}
+
+TEST_F(ResolveProfileTest, AnInvalidProfileANonExecutableDriverAndABadTimeoutAreRefused) {
+  const std::string file = dir_.Join("bad.yaml");
+  std::ofstream(file) << "driver: " << driver_ << "\nbogus: 1\n";
+  ProfileChoice bad_file;
+  bad_file.profile_path = file;
+  EXPECT_THROW(
+      {
+        try {
+          ResolveProfile(bad_file);
+        } catch (const std::runtime_error& e) {
+          EXPECT_NE(std::string(e.what()).find("bad.yaml:2"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      std::runtime_error);
+
+  ProfileChoice not_executable;
+  not_executable.driver = dir_.Join("vendor~drv");  // a directory
+  try {
+    ResolveProfile(not_executable);
+    ADD_FAILURE() << "a directory is not a driver";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is not an executable file"), std::string::npos);
+  }
+
+  ProfileChoice bad_timeout;
+  bad_timeout.driver = driver_;
+  bad_timeout.timeout = "5x";
+  try {
+    ResolveProfile(bad_timeout);
+    ADD_FAILURE() << "5x is not a duration";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("--timeout 5x"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
