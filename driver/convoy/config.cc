@@ -3,11 +3,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <set>
-#include <sstream>
 
+#include "driver/convoy/file_text.h"
 #include "driver/convoy/names.h"
 
 namespace convoy_flexvolume {
@@ -149,8 +147,8 @@ bool ParseConfig(const std::string& text, const std::string& path, Config* confi
 }
 
 bool LoadConfig(const std::string& path, Config* config, std::string* err) {
-  std::ifstream in(path);
-  if (!in) {
+  const auto text = ReadFileText(path);
+  if (!text) {
     if (errno == ENOENT) {
       *config = Config{};
       return true;
@@ -158,9 +156,7 @@ bool LoadConfig(const std::string& path, Config* config, std::string* err) {
     *err = "cannot read config " + path + ": " + std::strerror(errno);
     return false;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseConfig(text.str(), path, config, err);
+  return ParseConfig(*text, path, config, err);
 }
 
 const char* ApiName(Api api) {

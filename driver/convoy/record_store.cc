@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "driver/convoy/file_text.h"
 
 namespace convoy_flexvolume {
 namespace {
@@ -70,11 +70,7 @@ bool RecordStore::Put(const std::vector<std::string>& key, const std::string& va
 std::optional<std::string> RecordStore::Get(const std::vector<std::string>& key) const {
   const std::string path = PathFor(key);
   if (path.empty()) return std::nullopt;
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return ReadFileText(path);
 }
 
 void RecordStore::Erase(const std::vector<std::string>& key) {
