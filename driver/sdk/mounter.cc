@@ -76,14 +76,19 @@ const LibMount& LoadLibMount() {
 
 }  // namespace
 
-std::optional<MountEntry> Mounter::FindMount(const std::string& path, std::string* err) {
+bool Mounter::FindMount(const std::string& path, std::optional<MountEntry>* found,
+                        std::string* err) {
   std::vector<MountEntry> entries;
-  if (!List(&entries, err)) return std::nullopt;
+  if (!List(&entries, err)) return false;
   const std::string canonical = Canonical(path);
+  found->reset();
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-    if (it->target == canonical || it->target == path) return *it;
+    if (it->target == canonical || it->target == path) {
+      *found = *it;
+      break;
+    }
   }
-  return std::nullopt;
+  return true;
 }
 
 bool SystemMounter::Mount(const std::string& source, const std::string& target,
