@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -100,19 +101,24 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "convoy_isattached_bench: not attached: %s / %s\n", ours.c_str(),
                        theirs.c_str());
         } else {
-          const auto m =
-              flexkit::bench::InterleavedMedians({{driver, "isattached", opts, "node-1"},
-                                                  {"/bin/true"},
-                                                  {bash_driver, "isattached", opts, "node-1"}},
-                                                 runs);
-          if (!m.empty()) {
-            const double vs_true = m[0] / m[1], vs_bash = m[2] / m[0];
+          const auto m = flexkit::bench::InterleavedMedians(
+              {{driver, "isattached", opts, "node-1"}, {"/bin/true"}}, runs);
+          // The bash driver is timed apart: interleaved, the daemon would sit
+          // idle through each of its ~250 ms runs, and a convoy-fake woken from
+          // idle answers its first request 2-3 ms late whoever asks (a raw
+          // socket client too), which would be charged to the call after it.
+          const int bash_runs = std::max(runs / 10, 5);
+          const auto bash = flexkit::bench::InterleavedMedians(
+              {{bash_driver, "isattached", opts, "node-1"}}, bash_runs);
+          if (!m.empty() && !bash.empty()) {
+            const double vs_true = m[0] / m[1], vs_bash = bash[0] / m[0];
             std::printf(
                 "convoy-flexvolume isattached median %8.1f us over %d runs (%.2fx /bin/true)\n",
                 m[0], runs, vs_true);
             std::printf("/bin/true                    median %8.1f us\n", m[1]);
-            std::printf("bash+jq+curl isattached      median %8.1f us (%.2fx /bin/true)\n", m[2],
-                        m[2] / m[1]);
+            std::printf(
+                "bash+jq+curl isattached      median %8.1f us over %d runs (%.2fx /bin/true)\n",
+                bash[0], bash_runs, bash[0] / m[1]);
             std::printf("isattached / /bin/true = %.2f (target <= %.2f): %s\n", vs_true, max_ratio,
                         vs_true <= max_ratio ? "ok" : "OVER TARGET");
             std::printf("bash+jq / convoy-flexvolume = %.2f (target >= 5.00): %s\n", vs_bash,
