@@ -50,21 +50,21 @@ struct Config {
   Api api = Api::kAuto;
 
   // The daemon that serves `node`: nodeSockets, then socketTemplate, then
-  // `socket`. Returns false with *err when the node name cannot be put in a
-  // path safely.
-  bool SocketForNode(const std::string& node, std::string* socket_path, std::string* err) const;
+  // `socket`. Throws std::runtime_error when the node name cannot be put in
+  // a path safely.
+  std::string SocketForNode(const std::string& node) const;
 };
 
 // The config file path in effect ($CONVOY_FLEXVOLUME_CONFIG or the default).
 std::string ConfigPath();
 
-// Loads `path`; a missing file yields the defaults. On an unreadable or
-// invalid file returns false with *err naming the file and the problem.
-bool LoadConfig(const std::string& path, Config* config, std::string* err);
+// Loads `path`; a missing file yields the defaults. An unreadable or invalid
+// file throws std::runtime_error naming the file and the problem.
+Config LoadConfig(const std::string& path);
 
-// Parses the text of a config file (`path` only names it in errors).
-bool ParseConfig(const std::string& text, const std::string& path, Config* config,
-                 std::string* err);
+// Parses the text of a config file (`path` only names it in errors); throws
+// like LoadConfig.
+Config ParseConfig(const std::string& text, const std::string& path);
 
 // "250ms", "5s", "2m" -> milliseconds.
 bool ParseDuration(const std::string& text, std::chrono::milliseconds* out);

@@ -1,7 +1,6 @@
 #include "driver/convoy/convoy_driver.h"
 
 #include <sys/mount.h>
-#include <sys/stat.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -83,11 +82,6 @@ bool IsNoSuchVolume(const ConvoyError& e) {
 
 void SystemClock::SleepFor(std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }
 
-bool DeviceExists(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 && (S_ISBLK(st.st_mode) || S_ISDIR(st.st_mode));
-}
-
 ConvoyDriver::ConvoyDriver(Config config, std::string config_error, DriverDeps deps)
     : config_(std::move(config)),
       config_error_(std::move(config_error)),
@@ -96,6 +90,30 @@ ConvoyDriver::ConvoyDriver(Config config, std::string config_error, DriverDeps d
       volume_ids_(config_.state_dir + "/ebs-volume-ids"),
       daemon_apis_(config_.state_dir + "/daemon-api"),
       bind_mounts_(config_.state_dir + "/bind-mounts") {}
+
+template <typename What, typename Body>
+DriverStatus ConvoyDriver::RunVerb(const VerbRules& rules, What what, Body body) {
+  if (!config_error_.empty()) return Fail(config_error_);
+  if (rules.mode && config_.mode != *rules.mode) {
+    // In attach mode kubelet expects mount and unmount to be Not supported
+    // (it bind-mounts the global path itself): that answer has no message.
+    return NotSupported(*rules.mode == Mode::kAttach
+                            ? std::string(rules.verb) +
+                                  ": convoy-flexvolume runs in mount-only mode"
+                            : "");
+  }
+  VolumeSpec spec;
+  if (rules.opts != nullptr) {
+    try {
+      spec = ParseVolumeSpec(*rules.opts);
+    } catch (const std::invalid_argument& e) {
+      return Fail(std::string(rules.verb) + ": " + e.what());
+    }
+  }
+  if (rules.path != nullptr && (rules.path->empty() || (*rules.path)[0] != '/'))
+    return Fail(std::string(rules.verb) + ": " + rules.path_rule);
+  return Guarded(what(spec), [&] { return body(spec); });
+}
 
 Api ConvoyDriver::ApiOf(ConvoyClient& client) {
   if (config_.api != Api::kAuto) return config_.api;
@@ -135,9 +153,11 @@ void ConvoyDriver::RememberApi(ConvoyClient& client, Api api, const std::string&
       api == Api::kStock ? "stock Convoy v0.5.2" : "Convoy with the Kubernetes extensions", why);
   const std::string instance = client.DaemonInstance();
   if (instance.empty()) return;
-  std::string err;
-  if (!daemon_apis_.Put({KeyOf(endpoint)}, endpoint + "\n" + instance + " " + ApiName(api), &err)) {
-    flexvolume::Log().warn("{}: cannot keep its API in {}: {}", endpoint, config_.state_dir, err);
+  try {
+    daemon_apis_.Put({KeyOf(endpoint)}, endpoint + "\n" + instance + " " + ApiName(api));
+  } catch (const std::exception& e) {
+    flexvolume::Log().warn("{}: cannot keep its API in {}: {}", endpoint, config_.state_dir,
+                           e.what());
   }
 }
 
@@ -151,14 +171,17 @@ std::optional<std::string> ConvoyDriver::BindMountAt(const std::string& dir) con
 }
 
 DriverStatus ConvoyDriver::Init() {
-  if (!config_error_.empty()) return Fail(config_error_);
-  DriverStatus s = Succeed();
-  flexvolume::Capabilities caps;
-  caps.attach = config_.mode == Mode::kAttach;
-  caps.supports_metrics = true;
-  caps.requires_fs_resize = false;  // expandfs is not supported
-  s.capabilities = caps;
-  return s;
+  return RunVerb(
+      {.verb = "init"}, [](const VolumeSpec&) { return std::string("init"); },
+      [&](const VolumeSpec&) {
+        DriverStatus s = Succeed();
+        flexvolume::Capabilities caps;
+        caps.attach = config_.mode == Mode::kAttach;
+        caps.supports_metrics = true;
+        caps.requires_fs_resize = false;  // expandfs is not supported
+        s.capabilities = caps;
+        return s;
+      });
 }
 
 DriverStatus ConvoyDriver::GetVolumeName(const Options&) {
@@ -171,17 +194,29 @@ std::unique_ptr<ConvoyClient> ConvoyDriver::LocalClient() {
 }
 
 std::unique_ptr<ConvoyClient> ConvoyDriver::ClientForNode(const std::string& node) {
-  std::string socket, err;
-  if (!config_.SocketForNode(node, &socket, &err)) throw std::runtime_error(err);
-  return deps_.clients->ForSocket(socket);
+  return deps_.clients->ForSocket(config_.SocketForNode(node));
 }
 
-bool ConvoyDriver::IsMountPoint(const std::string& dir) {
+std::optional<flexvolume::MountEntry> ConvoyDriver::MountAt(const std::string& dir) {
+  std::optional<flexvolume::MountEntry> found;
   std::string err;
-  auto found = deps_.mounter->FindMount(dir, &err);
-  if (!err.empty()) throw std::runtime_error(err);
-  return found.has_value();
+  if (!deps_.mounter->FindMount(dir, &found, &err)) throw std::runtime_error(err);
+  return found;
 }
+
+void ConvoyDriver::MountOrThrow(const std::string& source, const std::string& target,
+                                unsigned long flags, const std::string& what) {
+  std::string err;
+  if (!deps_.mounter->Mount(source, target, "", flags, "", &err))
+    throw std::runtime_error(what + ": " + err);
+}
+
+void ConvoyDriver::UnmountOrThrow(const std::string& dir) {
+  std::string err;
+  if (!deps_.mounter->Unmount(dir, &err)) throw std::runtime_error(err);
+}
+
+bool ConvoyDriver::IsMountPoint(const std::string& dir) { return MountAt(dir).has_value(); }
 
 VolumeInfo ConvoyDriver::EnsureAttached(ConvoyClient& client, const VolumeSpec& spec,
                                         bool* created) {
@@ -238,8 +273,7 @@ VolumeInfo ConvoyDriver::EnsureAttached(ConvoyClient& client, const VolumeSpec& 
   }
   if (auto id = info.driver_info.find("EBSVolumeID");
       id != info.driver_info.end() && !id->second.empty()) {
-    std::string err;
-    if (!volume_ids_.Put({spec.name}, id->second, &err)) throw std::runtime_error(err);
+    volume_ids_.Put({spec.name}, id->second);
   }
   if (info.Device().empty()) {
     throw std::runtime_error(client.Endpoint() + " attached volume " + spec.name +
@@ -249,73 +283,64 @@ VolumeInfo ConvoyDriver::EnsureAttached(ConvoyClient& client, const VolumeSpec& 
 }
 
 DriverStatus ConvoyDriver::Attach(const Options& opts, const std::string& node) {
-  if (!config_error_.empty()) return Fail(config_error_);
-  if (config_.mode != Mode::kAttach)
-    return NotSupported("attach: convoy-flexvolume runs in mount-only mode");
-  VolumeSpec spec;
-  std::string err;
-  if (!ParseVolumeSpec(opts, &spec, &err)) return Fail("attach: " + err);
-  return Guarded("attach " + spec.name + " on " + node, [&] {
-    auto client = ClientForNode(node);
-    bool created = false;
-    VolumeInfo info = EnsureAttached(*client, spec, &created);
-    const std::string pv = flexvolume::Get(opts, flexvolume::option::kPvOrVolumeName);
-    if (!pv.empty() && pv != spec.name) {
-      std::string record_err;
-      if (!names_.Put({NodeKey(node), pv}, spec.name, &record_err))
-        throw std::runtime_error(record_err);
-    }
-    DriverStatus s = Succeed();
-    s.device = info.Device();
-    return s;
-  });
+  return RunVerb(
+      {.verb = "attach", .mode = Mode::kAttach, .opts = &opts},
+      [&](const VolumeSpec& spec) { return "attach " + spec.name + " on " + node; },
+      [&](const VolumeSpec& spec) {
+        auto client = ClientForNode(node);
+        bool created = false;
+        VolumeInfo info = EnsureAttached(*client, spec, &created);
+        const std::string pv = flexvolume::Get(opts, flexvolume::option::kPvOrVolumeName);
+        if (!pv.empty() && pv != spec.name) names_.Put({NodeKey(node), pv}, spec.name);
+        DriverStatus s = Succeed();
+        s.device = info.Device();
+        return s;
+      });
 }
 
 DriverStatus ConvoyDriver::WaitForAttach(const std::string& device, const Options& opts) {
-  if (!config_error_.empty()) return Fail(config_error_);
-  VolumeSpec spec;
-  std::string err;
-  if (!ParseVolumeSpec(opts, &spec, &err)) return Fail("waitforattach: " + err);
-  return Guarded("waitforattach " + spec.name, [&] {
-    const auto deadline = deps_.clock->Now() + config_.timeouts.wait_for_attach;
-    std::string dev = device;
-    std::unique_ptr<ConvoyClient> client;
-    while (true) {
-      if (dev.empty()) {
-        if (!client) client = LocalClient();
-        if (auto info = client->Inspect(spec.name); info && info->IsAttached())
-          dev = info->Device();
-      }
-      if (!dev.empty()) {
-        if (dev[0] != '/')
-          throw std::runtime_error("device " + Quoted(dev) + " is not an absolute path");
-        if (deps_.device_exists(dev)) break;
-      }
-      if (deps_.clock->Now() >= deadline) {
-        throw std::runtime_error(
-            (dev.empty() ? std::string("the volume is not attached to this node")
-                         : "device " + dev + " did not appear") +
-            " within " + std::to_string(config_.timeouts.wait_for_attach.count()) + " ms");
-      }
-      deps_.clock->SleepFor(kPollInterval);
-    }
-    DriverStatus s = Succeed();
-    s.device = dev;
-    return s;
-  });
+  return RunVerb(
+      {.verb = "waitforattach", .opts = &opts},
+      [](const VolumeSpec& spec) { return "waitforattach " + spec.name; },
+      [&](const VolumeSpec& spec) {
+        const auto deadline = deps_.clock->Now() + config_.timeouts.wait_for_attach;
+        std::string dev = device;
+        std::unique_ptr<ConvoyClient> client;
+        while (true) {
+          if (dev.empty()) {
+            if (!client) client = LocalClient();
+            if (auto info = client->Inspect(spec.name); info && info->IsAttached())
+              dev = info->Device();
+          }
+          if (!dev.empty()) {
+            if (dev[0] != '/')
+              throw std::runtime_error("device " + Quoted(dev) + " is not an absolute path");
+            if (deps_.devices->Exists(dev)) break;
+          }
+          if (deps_.clock->Now() >= deadline) {
+            throw std::runtime_error(
+                (dev.empty() ? std::string("the volume is not attached to this node")
+                             : "device " + dev + " did not appear") +
+                " within " + std::to_string(config_.timeouts.wait_for_attach.count()) + " ms");
+          }
+          deps_.clock->SleepFor(kPollInterval);
+        }
+        DriverStatus s = Succeed();
+        s.device = dev;
+        return s;
+      });
 }
 
 DriverStatus ConvoyDriver::IsAttached(const Options& opts, const std::string& node) {
-  if (!config_error_.empty()) return Fail(config_error_);
-  VolumeSpec spec;
-  std::string err;
-  if (!ParseVolumeSpec(opts, &spec, &err)) return Fail("isattached: " + err);
-  return Guarded("isattached " + spec.name + " on " + node, [&] {
-    auto info = ClientForNode(node)->Inspect(spec.name);
-    DriverStatus s = Succeed();
-    s.attached = info && info->IsAttached();
-    return s;
-  });
+  return RunVerb(
+      {.verb = "isattached", .opts = &opts},
+      [&](const VolumeSpec& spec) { return "isattached " + spec.name + " on " + node; },
+      [&](const VolumeSpec& spec) {
+        auto info = ClientForNode(node)->Inspect(spec.name);
+        DriverStatus s = Succeed();
+        s.attached = info && info->IsAttached();
+        return s;
+      });
 }
 
 void ConvoyDriver::EnsureMounted(ConvoyClient& client, const VolumeSpec& spec,
@@ -388,10 +413,7 @@ void ConvoyDriver::EnsureMounted(ConvoyClient& client, const VolumeSpec& spec,
 bool ConvoyDriver::MountStockVfs(ConvoyClient& client, const VolumeSpec& spec,
                                  const std::string& dir) {
   const std::string path = Canonical(dir);
-  std::string err;
-  auto found = deps_.mounter->FindMount(dir, &err);
-  if (!err.empty()) throw std::runtime_error(err);
-  if (found) {
+  if (auto found = MountAt(dir)) {
     auto owner = BindMountAt(dir);
     if (owner != spec.name) {
       throw std::runtime_error("something else is mounted there" +
@@ -411,33 +433,30 @@ bool ConvoyDriver::MountStockVfs(ConvoyClient& client, const VolumeSpec& spec,
     throw std::runtime_error(client.Endpoint() + " mounted vfs volume " + spec.name +
                              " but answered " + Quoted(source) + " instead of its directory");
   }
-  if (!bind_mounts_.Put({KeyOf(path)}, spec.name + "\n" + path, &err))
-    throw std::runtime_error(err);
-  if (!deps_.mounter->Mount(source, dir, "", MS_BIND, "", &err)) {
+  bind_mounts_.Put({KeyOf(path)}, spec.name + "\n" + path);
+  try {
+    MountOrThrow(source, dir, MS_BIND, "bind-mount of the volume's directory");
+  } catch (const std::exception&) {
     bind_mounts_.Erase({KeyOf(path)});
     try {
       client.Umount(spec.name);
     } catch (const std::exception& e) {
       flexvolume::Log().warn("mount {}: umount after a failed bind mount: {}", spec.name, e.what());
     }
-    throw std::runtime_error("bind-mount of the volume's directory: " + err);
+    throw;
   }
   if (spec.read_only) RemountReadOnly(dir);
   return true;
 }
 
 void ConvoyDriver::RemountReadOnly(const std::string& dir) {
-  std::string err;
   // Per mount (MS_BIND): read-only here whatever else shares the filesystem.
-  if (!deps_.mounter->Mount("", dir, "", MS_REMOUNT | MS_BIND | MS_RDONLY, "", &err))
-    throw std::runtime_error("remount read-only: " + err);
+  MountOrThrow("", dir, MS_REMOUNT | MS_BIND | MS_RDONLY, "remount read-only");
 }
 
 std::string ConvoyDriver::MountDifference(ConvoyClient& client, const VolumeSpec& spec,
                                           const std::string& dir) {
-  std::string err;
-  auto found = deps_.mounter->FindMount(dir, &err);
-  if (!err.empty()) throw std::runtime_error(err);
+  const auto found = MountAt(dir);
   if (!found) {
     return client.Endpoint() + " reported volume " + spec.name + " mounted at " + dir +
            ", but nothing is mounted there";
@@ -458,27 +477,27 @@ std::string ConvoyDriver::MountDifference(ConvoyClient& client, const VolumeSpec
 
 DriverStatus ConvoyDriver::MountDevice(const std::string& dir, const std::string& device,
                                        const Options& opts) {
-  if (!config_error_.empty()) return Fail(config_error_);
-  if (config_.mode != Mode::kAttach)
-    return NotSupported("mountdevice: convoy-flexvolume runs in mount-only mode");
-  VolumeSpec spec;
-  std::string err;
-  if (!ParseVolumeSpec(opts, &spec, &err)) return Fail("mountdevice: " + err);
-  if (dir.empty() || dir[0] != '/') return Fail("mountdevice: the mount path must be absolute");
-  return Guarded("mountdevice " + spec.name + " at " + dir, [&] {
-    auto client = LocalClient();
-    auto info = client->Inspect(spec.name);
-    if (!info || !info->IsAttached()) {
-      throw std::runtime_error("the volume is not attached to this node (" + client->Endpoint() +
-                               ")");
-    }
-    if (!device.empty() && info->Device() != device) {
-      throw std::runtime_error("kubelet passed device " + Quoted(device) +
-                               " but the volume is attached as " + info->Device());
-    }
-    EnsureMounted(*client, spec, dir);
-    return Succeed();
-  });
+  return RunVerb(
+      {.verb = "mountdevice",
+       .mode = Mode::kAttach,
+       .opts = &opts,
+       .path = &dir,
+       .path_rule = "the mount path must be absolute"},
+      [&](const VolumeSpec& spec) { return "mountdevice " + spec.name + " at " + dir; },
+      [&](const VolumeSpec& spec) {
+        auto client = LocalClient();
+        auto info = client->Inspect(spec.name);
+        if (!info || !info->IsAttached()) {
+          throw std::runtime_error("the volume is not attached to this node (" +
+                                   client->Endpoint() + ")");
+        }
+        if (!device.empty() && info->Device() != device) {
+          throw std::runtime_error("kubelet passed device " + Quoted(device) +
+                                   " but the volume is attached as " + info->Device());
+        }
+        EnsureMounted(*client, spec, dir);
+        return Succeed();
+      });
 }
 
 std::vector<std::string> ConvoyDriver::UnmountAt(ConvoyClient& client, const std::string& dir) {
@@ -489,8 +508,7 @@ std::vector<std::string> ConvoyDriver::UnmountAt(ConvoyClient& client, const std
     // tells the daemon, but only when it did unmount something now: a mount
     // lost with a crash is no reason to clear a marker another node may hold.
     if (IsMountPoint(dir)) {
-      std::string err;
-      if (!deps_.mounter->Unmount(dir, &err)) throw std::runtime_error(err);
+      UnmountOrThrow(dir);
       try {
         client.Umount(*own);
       } catch (const ConvoyError& e) {
@@ -516,94 +534,109 @@ std::vector<std::string> ConvoyDriver::UnmountAt(ConvoyClient& client, const std
 }
 
 DriverStatus ConvoyDriver::UnmountDevice(const std::string& dir) {
-  if (!config_error_.empty()) return Fail(config_error_);
-  if (config_.mode != Mode::kAttach)
-    return NotSupported("unmountdevice: convoy-flexvolume runs in mount-only mode");
-  if (dir.empty() || dir[0] != '/') return Fail("unmountdevice: the mount path must be absolute");
-  return Guarded("unmountdevice " + dir, [&] {
-    auto client = LocalClient();
-    UnmountAt(*client, dir);
-    return Succeed();
-  });
+  return RunVerb(
+      {.verb = "unmountdevice",
+       .mode = Mode::kAttach,
+       .path = &dir,
+       .path_rule = "the mount path must be absolute"},
+      [&](const VolumeSpec&) { return "unmountdevice " + dir; },
+      [&](const VolumeSpec&) {
+        auto client = LocalClient();
+        UnmountAt(*client, dir);
+        return Succeed();
+      });
 }
 
 DriverStatus ConvoyDriver::Detach(const std::string& volume_name, const std::string& node) {
-  if (!config_error_.empty()) return Fail(config_error_);
-  if (config_.mode != Mode::kAttach)
-    return NotSupported("detach: convoy-flexvolume runs in mount-only mode");
-  const std::string name = names_.Get({NodeKey(node), volume_name}).value_or(volume_name);
-  if (!IsValidVolumeName(name)) {
-    // Such a volume could never have been attached by this driver.
-    return Succeed("volume " + Quoted(volume_name) + " is not attached: not a valid Convoy name");
-  }
-  return Guarded("detach " + name + " on " + node, [&] {
-    auto client = ClientForNode(node);
-    // Only this node's daemon is asked, and it only drops its own
-    // attachment: a volume that failed over elsewhere is left alone.
-    auto info = client->Inspect(name);
-    if (info && info->driver == "vfs" && !info->mount_point.empty()) {
-      // A vfs volume is one directory shared by every node, and its
-      // MountPoint lives in the shared metadata: after a failover it names
-      // the new node's mount, and Convoy refuses to drop even a reference
-      // to a mounted volume. Keeping the reference holds nothing here.
-      names_.Erase({NodeKey(node), volume_name});
-      if (Canonical(info->mount_point) == Canonical(info->Device())) {
-        // A v0.5.2 mount records the volume's own directory: it names no
-        // node and no path, only that someone (Docker, `convoy mount`, this
-        // driver with a stock daemon on some node) has it mounted.
-        return Succeed("vfs volume " + name + " is marked mounted (its own directory " +
-                       info->mount_point +
-                       ", as stock Convoy records any mount); its reference on " + node + " stays");
-      }
-      return Succeed("vfs volume " + name + " is mounted at " + info->mount_point +
-                     "; its reference on " + node + " stays");
-    }
-    if (info) client->Delete(name, /*reference_only=*/true);
-    names_.Erase({NodeKey(node), volume_name});
-    return Succeed();
-  });
+  // The Convoy name kubelet's PV name was attached as (kubelet passes only
+  // the PV name); looked up once the verb's checks have passed.
+  std::string name;
+  return RunVerb(
+      {.verb = "detach", .mode = Mode::kAttach},
+      [&](const VolumeSpec&) {
+        name = names_.Get({NodeKey(node), volume_name}).value_or(volume_name);
+        return "detach " + name + " on " + node;
+      },
+      [&](const VolumeSpec&) {
+        if (!IsValidVolumeName(name)) {
+          // Such a volume could never have been attached by this driver.
+          return Succeed("volume " + Quoted(volume_name) +
+                         " is not attached: not a valid Convoy name");
+        }
+        auto client = ClientForNode(node);
+        // Only this node's daemon is asked, and it only drops its own
+        // attachment: a volume that failed over elsewhere is left alone.
+        auto info = client->Inspect(name);
+        if (info && info->driver == "vfs" && !info->mount_point.empty()) {
+          // A vfs volume is one directory shared by every node, and its
+          // MountPoint lives in the shared metadata: after a failover it names
+          // the new node's mount, and Convoy refuses to drop even a reference
+          // to a mounted volume. Keeping the reference holds nothing here.
+          names_.Erase({NodeKey(node), volume_name});
+          if (Canonical(info->mount_point) == Canonical(info->Device())) {
+            // A v0.5.2 mount records the volume's own directory: it names no
+            // node and no path, only that someone (Docker, `convoy mount`, this
+            // driver with a stock daemon on some node) has it mounted.
+            return Succeed("vfs volume " + name + " is marked mounted (its own directory " +
+                           info->mount_point +
+                           ", as stock Convoy records any mount); its reference on " + node +
+                           " stays");
+          }
+          return Succeed("vfs volume " + name + " is mounted at " + info->mount_point +
+                         "; its reference on " + node + " stays");
+        }
+        if (info) client->Delete(name, /*reference_only=*/true);
+        names_.Erase({NodeKey(node), volume_name});
+        return Succeed();
+      });
 }
 
 DriverStatus ConvoyDriver::Mount(const std::string& dir, const Options& opts) {
-  if (!config_error_.empty()) return Fail(config_error_);
-  if (config_.mode != Mode::kMountOnly) return NotSupported();
-  VolumeSpec spec;
-  std::string err;
-  if (!ParseVolumeSpec(opts, &spec, &err)) return Fail("mount: " + err);
-  if (dir.empty() || dir[0] != '/') return Fail("mount: the pod volume dir must be absolute");
-  return Guarded("mount " + spec.name + " at " + dir, [&] {
-    auto client = LocalClient();
-    bool created = false;
-    EnsureAttached(*client, spec, &created);
-    try {
-      EnsureMounted(*client, spec, dir);
-    } catch (...) {
-      // Leave no attachment behind for a mount that failed.
-      if (created) {
+  return RunVerb(
+      {.verb = "mount",
+       .mode = Mode::kMountOnly,
+       .opts = &opts,
+       .path = &dir,
+       .path_rule = "the pod volume dir must be absolute"},
+      [&](const VolumeSpec& spec) { return "mount " + spec.name + " at " + dir; },
+      [&](const VolumeSpec& spec) {
+        auto client = LocalClient();
+        bool created = false;
+        EnsureAttached(*client, spec, &created);
         try {
-          client->Delete(spec.name, /*reference_only=*/true);
-        } catch (const std::exception& e) {
-          flexvolume::Log().warn("mount {}: detach after failed mount: {}", spec.name, e.what());
+          EnsureMounted(*client, spec, dir);
+        } catch (...) {
+          // Leave no attachment behind for a mount that failed.
+          if (created) {
+            try {
+              client->Delete(spec.name, /*reference_only=*/true);
+            } catch (const std::exception& e) {
+              flexvolume::Log().warn("mount {}: detach after failed mount: {}", spec.name,
+                                     e.what());
+            }
+          }
+          throw;
         }
-      }
-      throw;
-    }
-    return Succeed();
-  });
+        return Succeed();
+      });
 }
 
 DriverStatus ConvoyDriver::Unmount(const std::string& dir) {
-  if (!config_error_.empty()) return Fail(config_error_);
-  if (config_.mode != Mode::kMountOnly) return NotSupported();
-  if (dir.empty() || dir[0] != '/') return Fail("unmount: the pod volume dir must be absolute");
-  std::error_code ec;
-  if (!std::filesystem::exists(dir, ec)) return Succeed("not mounted: " + dir + " does not exist");
-  return Guarded("unmount " + dir, [&] {
-    auto client = LocalClient();
-    for (const std::string& name : UnmountAt(*client, dir))
-      client->Delete(name, /*reference_only=*/true);
-    return Succeed();
-  });
+  return RunVerb(
+      {.verb = "unmount",
+       .mode = Mode::kMountOnly,
+       .path = &dir,
+       .path_rule = "the pod volume dir must be absolute"},
+      [&](const VolumeSpec&) { return "unmount " + dir; },
+      [&](const VolumeSpec&) {
+        std::error_code ec;
+        if (!std::filesystem::exists(dir, ec))
+          return Succeed("not mounted: " + dir + " does not exist");
+        auto client = LocalClient();
+        for (const std::string& name : UnmountAt(*client, dir))
+          client->Delete(name, /*reference_only=*/true);
+        return Succeed();
+      });
 }
 
 }  // namespace convoy_flexvolume

@@ -35,6 +35,7 @@
 #include "driver/convoy/clock.h"
 #include "driver/convoy/config.h"
 #include "driver/convoy/convoy_client.h"
+#include "driver/convoy/devices.h"
 #include "driver/convoy/record_store.h"
 #include "driver/convoy/volume_spec.h"
 #include "driver/sdk/driver.h"
@@ -47,12 +48,13 @@ struct DriverDeps {
   ConvoyClientFactory* clients = nullptr;
   flexvolume::Mounter* mounter = nullptr;
   Clock* clock = nullptr;
-  // Whether a device (ebs: block device, vfs: directory) is present.
-  bool (*device_exists)(const std::string& path) = nullptr;
+  Devices* devices = nullptr;
 };
 
-bool DeviceExists(const std::string& path);
-
+// Inside the driver a failure is an exception (what() says what failed and
+// why); each verb turns it into its Failure reply in one place (RunVerb).
+// The SDK's Mounter keeps its bool + message style, converted once
+// (MountAt, MountOrThrow, UnmountOrThrow).
 class ConvoyDriver final : public flexvolume::Driver {
  public:
   // `config_error` non-empty: the config could not be loaded and every verb
@@ -75,10 +77,31 @@ class ConvoyDriver final : public flexvolume::Driver {
   flexvolume::DriverStatus Unmount(const std::string& dir) override;
 
  private:
+  // What a verb checks before its body runs, in this order: a config that
+  // did not load fails every verb; a verb of the other mode is Not supported;
+  // `opts` must be a valid volume spec ("<verb>: <why>"); `path` must be
+  // absolute ("<verb>: <path_rule>").
+  struct VerbRules {
+    const char* verb = nullptr;
+    std::optional<Mode> mode = std::nullopt;  // the mode the verb works in; unset: both
+    const flexvolume::Options* opts = nullptr;
+    const std::string* path = nullptr;
+    const char* path_rule = nullptr;
+  };
+  // Checks `rules`, then runs body(spec) (spec parsed from rules.opts, else
+  // empty); an exception from it becomes a Failure "<what(spec)>: <what()>".
+  template <typename What, typename Body>
+  flexvolume::DriverStatus RunVerb(const VerbRules& rules, What what, Body body);
+
   std::unique_ptr<ConvoyClient> LocalClient();
-  // The client for `node`'s daemon; throws std::runtime_error for a node
-  // name that cannot be used.
+  // The client for `node`'s daemon; throws for a node name that cannot be
+  // used.
   std::unique_ptr<ConvoyClient> ClientForNode(const std::string& node);
+  // The SDK's Mounter, which answers bool + message, as throwing calls.
+  std::optional<flexvolume::MountEntry> MountAt(const std::string& dir);
+  void MountOrThrow(const std::string& source, const std::string& target, unsigned long flags,
+                    const std::string& what);
+  void UnmountOrThrow(const std::string& dir);
   // Creates or adopts the volume on `client`'s daemon and returns it with
   // its device; *created says whether this call attached it.
   VolumeInfo EnsureAttached(ConvoyClient& client, const VolumeSpec& spec, bool* created);

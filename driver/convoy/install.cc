@@ -7,17 +7,17 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
+
+#include "driver/convoy/file_text.h"
 
 namespace convoy_flexvolume {
 namespace {
 
 std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("read " + path + ": " + std::strerror(errno));
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  auto bytes = ReadFileText(path);
+  if (!bytes) throw std::runtime_error("read " + path + ": " + std::strerror(errno));
+  return std::move(*bytes);
 }
 
 void Check(bool ok, const std::string& what) {

@@ -6,8 +6,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <stdexcept>
+
+#include "driver/convoy/file_text.h"
 
 namespace convoy_flexvolume {
 namespace {
@@ -35,46 +36,34 @@ std::string RecordStore::PathFor(const std::vector<std::string>& key) const {
   return path;
 }
 
-bool RecordStore::Put(const std::vector<std::string>& key, const std::string& value,
-                      std::string* err) {
+void RecordStore::Put(const std::vector<std::string>& key, const std::string& value) {
   const std::string path = PathFor(key);
   if (path.empty()) {
-    *err = "cannot keep a record under " + dir_ + ": a key part is not a safe file name";
-    return false;
+    throw std::runtime_error("cannot keep a record under " + dir_ +
+                             ": a key part is not a safe file name");
   }
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ec;
   std::filesystem::create_directories(parent, ec);
-  if (ec) {
-    *err = "create " + parent.string() + ": " + ec.message();
-    return false;
-  }
+  if (ec) throw std::runtime_error("create " + parent.string() + ": " + ec.message());
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    *err = "write " + tmp + ": " + std::strerror(errno);
-    return false;
-  }
+  if (fd < 0) throw std::runtime_error("write " + tmp + ": " + std::strerror(errno));
   const bool written =
       write(fd, value.data(), value.size()) == static_cast<ssize_t>(value.size()) && fsync(fd) == 0;
   const int saved = errno;
   close(fd);
   if (!written || rename(tmp.c_str(), path.c_str()) != 0) {
-    *err = "write " + path + ": " + std::strerror(written ? errno : saved);
+    const std::string why = std::strerror(written ? errno : saved);
     unlink(tmp.c_str());
-    return false;
+    throw std::runtime_error("write " + path + ": " + why);
   }
-  return true;
 }
 
 std::optional<std::string> RecordStore::Get(const std::vector<std::string>& key) const {
   const std::string path = PathFor(key);
   if (path.empty()) return std::nullopt;
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return ReadFileText(path);
 }
 
 void RecordStore::Erase(const std::vector<std::string>& key) {

@@ -19,8 +19,9 @@ class RecordStore {
  public:
   explicit RecordStore(std::string dir) : dir_(std::move(dir)) {}
 
-  // Returns false with *err when the key is unsafe or the file cannot be written.
-  bool Put(const std::vector<std::string>& key, const std::string& value, std::string* err);
+  // Throws std::runtime_error when the key is unsafe or the file cannot be
+  // written.
+  void Put(const std::vector<std::string>& key, const std::string& value);
   std::optional<std::string> Get(const std::vector<std::string>& key) const;
   void Erase(const std::vector<std::string>& key);
 

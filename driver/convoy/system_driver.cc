@@ -1,12 +1,19 @@
 #include "driver/convoy/system_driver.h"
 
+#include <stdexcept>
+
 namespace convoy_flexvolume {
 namespace {
 
+// The config in effect; one that cannot be loaded leaves the defaults and
+// its error, which every verb then answers.
 Config LoadedConfig(std::string* error) {
-  Config config;
-  LoadConfig(ConfigPath(), &config, error);
-  return config;
+  try {
+    return LoadConfig(ConfigPath());
+  } catch (const std::runtime_error& e) {
+    *error = e.what();
+    return Config{};
+  }
 }
 
 flexvolume::ExecConfig ExecFor(const std::string& log_ident, const Config& config) {
@@ -23,6 +30,6 @@ SystemConvoyDriver::SystemConvoyDriver(const std::string& log_ident)
     : config(LoadedConfig(&config_error)),
       exec(ExecFor(log_ident, config)),
       clients(config.timeouts.connect, config.timeouts.request),
-      driver(config, config_error, DriverDeps{&clients, &mounter, &clock, &DeviceExists}) {}
+      driver(config, config_error, DriverDeps{&clients, &mounter, &clock, &devices}) {}
 
 }  // namespace convoy_flexvolume

@@ -1,8 +1,8 @@
 #pragma once
 // convoy-flexvolume wired to the real system: the config named by
 // $CONVOY_FLEXVOLUME_CONFIG (a broken one becomes every verb's Failure),
-// log settings from it, Convoy over its unix sockets, mount(2) and the
-// wall clock. One place for that wiring, so a program that wraps the
+// log settings from it, Convoy over its unix sockets, mount(2), the
+// host's devices and the wall clock. One place for that wiring, so a program that wraps the
 // driver (a test mutant) runs exactly what kubelet runs.
 #include <string>
 
@@ -10,6 +10,7 @@
 #include "driver/convoy/config.h"
 #include "driver/convoy/convoy_driver.h"
 #include "driver/convoy/convoy_http_client.h"
+#include "driver/convoy/devices.h"
 #include "driver/sdk/exec_driver.h"
 #include "driver/sdk/mounter.h"
 
@@ -26,6 +27,7 @@ struct SystemConvoyDriver {
   ConvoyHttpClientFactory clients;
   flexvolume::SystemMounter mounter;
   SystemClock clock;
+  SystemDevices devices;
   ConvoyDriver driver;
 };
 

@@ -1,6 +1,7 @@
 #include "driver/convoy/volume_spec.h"
 
 #include <limits>
+#include <stdexcept>
 #include <utility>
 
 #include "driver/convoy/names.h"
@@ -55,26 +56,25 @@ bool ParseQuantity(const std::string& text, int64_t* bytes) {
   return false;
 }
 
-bool ParseVolumeSpec(const flexvolume::Options& opts, VolumeSpec* out, std::string* err) {
+VolumeSpec ParseVolumeSpec(const flexvolume::Options& opts) {
   VolumeSpec spec;
   spec.name = flexvolume::Get(opts, option::kName);
   if (spec.name.empty()) spec.name = flexvolume::Get(opts, flexvolume::option::kPvOrVolumeName);
   if (spec.name.empty()) {
-    *err =
+    throw std::invalid_argument(
         "no volume name: set option \"name\" or run under kubelet, which passes "
-        "kubernetes.io/pvOrVolumeName";
-    return false;
+        "kubernetes.io/pvOrVolumeName");
   }
   if (!IsValidVolumeName(spec.name)) {
-    *err = "volume name " + Quoted(spec.name) +
-           " is not a valid Convoy name: 2-253 characters from [a-zA-Z0-9_.-], starting with a "
-           "letter or digit";
-    return false;
+    throw std::invalid_argument(
+        "volume name " + Quoted(spec.name) +
+        " is not a valid Convoy name: 2-253 characters from [a-zA-Z0-9_.-], starting with a "
+        "letter or digit");
   }
   spec.driver = flexvolume::Get(opts, option::kConvoyDriver, "ebs");
   if (spec.driver != "ebs" && spec.driver != "vfs") {
-    *err = "option convoyDriver must be \"ebs\" or \"vfs\", not " + Quoted(spec.driver);
-    return false;
+    throw std::invalid_argument("option convoyDriver must be \"ebs\" or \"vfs\", not " +
+                                Quoted(spec.driver));
   }
   spec.volume_id = flexvolume::Get(opts, option::kVolumeId);
   if (!spec.volume_id.empty()) {
@@ -84,36 +84,34 @@ bool ParseVolumeSpec(const flexvolume::Options& opts, VolumeSpec* out, std::stri
       ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
     }
     if (!ok) {
-      *err = "option volumeID must be an EBS volume id (vol- and hex digits), not " +
-             Quoted(spec.volume_id);
-      return false;
+      throw std::invalid_argument(
+          "option volumeID must be an EBS volume id (vol- and hex digits), not " +
+          Quoted(spec.volume_id));
     }
     if (spec.driver != "ebs") {
-      *err = "option volumeID only applies to convoyDriver \"ebs\"";
-      return false;
+      throw std::invalid_argument("option volumeID only applies to convoyDriver \"ebs\"");
     }
   }
   const std::string size = flexvolume::Get(opts, option::kSize);
   if (!size.empty() && (!ParseQuantity(size, &spec.size_bytes) || spec.size_bytes <= 0)) {
-    *err =
+    throw std::invalid_argument(
         "option size must be a positive Kubernetes quantity like 1Gi, 500Mi or 1073741824, not " +
-        Quoted(size);
-    return false;
+        Quoted(size));
   }
   spec.volume_type = flexvolume::Get(opts, option::kVolumeType);
   if (!spec.volume_type.empty() && spec.volume_type != "gp2" && spec.volume_type != "io1" &&
       spec.volume_type != "standard" && spec.volume_type != "st1" && spec.volume_type != "sc1") {
-    *err = "option volumeType must be one of gp2, io1, standard, st1, sc1, not " +
-           Quoted(spec.volume_type);
-    return false;
+    throw std::invalid_argument(
+        "option volumeType must be one of gp2, io1, standard, st1, sc1, not " +
+        Quoted(spec.volume_type));
   }
   const std::string iops = flexvolume::Get(opts, option::kIops);
   if (!iops.empty()) {
     int64_t n = 0;
     if (!ParseQuantity(iops, &n) || n <= 0 ||
         iops.find_first_not_of("0123456789") != std::string::npos) {
-      *err = "option iops must be a positive whole number, not " + Quoted(iops);
-      return false;
+      throw std::invalid_argument("option iops must be a positive whole number, not " +
+                                  Quoted(iops));
     }
     spec.iops = n;
   }
@@ -123,17 +121,16 @@ bool ParseVolumeSpec(const flexvolume::Options& opts, VolumeSpec* out, std::stri
     spec.fs_type_requested = true;
   }
   if (spec.fs_type != "ext4" && spec.fs_type != "xfs") {
-    *err = "kubernetes.io/fsType must be ext4 or xfs, not " + Quoted(spec.fs_type);
-    return false;
+    throw std::invalid_argument("kubernetes.io/fsType must be ext4 or xfs, not " +
+                                Quoted(spec.fs_type));
   }
   const std::string rw = flexvolume::Get(opts, flexvolume::option::kReadWrite, "rw");
   if (rw != "rw" && rw != "ro") {
-    *err = "kubernetes.io/readwrite must be \"rw\" or \"ro\", not " + Quoted(rw);
-    return false;
+    throw std::invalid_argument("kubernetes.io/readwrite must be \"rw\" or \"ro\", not " +
+                                Quoted(rw));
   }
   spec.read_only = rw == "ro";
-  *out = std::move(spec);
-  return true;
+  return spec;
 }
 
 }  // namespace convoy_flexvolume

@@ -30,9 +30,9 @@ struct VolumeSpec {
   bool read_only = false;
 };
 
-// Builds the spec from kubelet's options. On invalid input returns false with
-// *err naming the option and what it must be.
-bool ParseVolumeSpec(const flexvolume::Options& opts, VolumeSpec* spec, std::string* err);
+// Builds the spec from kubelet's options. Invalid input throws
+// std::invalid_argument naming the option and what it must be.
+VolumeSpec ParseVolumeSpec(const flexvolume::Options& opts);
 
 // A Kubernetes quantity ("1Gi", "500Mi", "1G", "1.5Gi", "1073741824") in
 // bytes, rounded up to a whole byte.

@@ -28,7 +28,8 @@ std::string ErrnoText(int err) {
 
 // libmount, loaded on first use: a driver binary that links it pays for
 // loading it and its dependencies (libblkid, libselinux, pcre2) on every
-// exec, including `init`, which kubelet runs often and must be fast.
+// exec, including `init`, which kubelet runs often and must be fast; and a
+// static driver binary could not link it at all (there is no libmount.a).
 struct LibMount {
   decltype(&mnt_new_table_from_file) new_table_from_file = nullptr;
   decltype(&mnt_unref_table) unref_table = nullptr;
@@ -76,14 +77,19 @@ const LibMount& LoadLibMount() {
 
 }  // namespace
 
-std::optional<MountEntry> Mounter::FindMount(const std::string& path, std::string* err) {
+bool Mounter::FindMount(const std::string& path, std::optional<MountEntry>* found,
+                        std::string* err) {
   std::vector<MountEntry> entries;
-  if (!List(&entries, err)) return std::nullopt;
+  if (!List(&entries, err)) return false;
   const std::string canonical = Canonical(path);
+  found->reset();
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-    if (it->target == canonical || it->target == path) return *it;
+    if (it->target == canonical || it->target == path) {
+      *found = *it;
+      break;
+    }
   }
-  return std::nullopt;
+  return true;
 }
 
 bool SystemMounter::Mount(const std::string& source, const std::string& target,

@@ -32,9 +32,9 @@ class Mounter {
   virtual bool List(std::vector<MountEntry>* out, std::string* err) = 0;
 
   // The topmost mount whose target is exactly `path` (compared after
-  // resolving symlinks when `path` exists), if any. On a read error returns
-  // nullopt with *err set.
-  std::optional<MountEntry> FindMount(const std::string& path, std::string* err);
+  // resolving symlinks when `path` exists) into *found, nullopt when nothing
+  // is mounted there. On a read error returns false with *err set.
+  bool FindMount(const std::string& path, std::optional<MountEntry>* found, std::string* err);
 };
 
 class SystemMounter final : public Mounter {

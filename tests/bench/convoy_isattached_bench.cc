@@ -1,15 +1,17 @@
 // `convoy-flexvolume isattached` against a running convoy-fake daemon, the
 // way the attach/detach controller pays for it every sync period, against
 // /bin/true and against a bash+jq+curl driver doing the same call.
-// Targets: <= 2.5x /bin/true, and >= 5x faster than bash+jq.
+// Targets: <= MAX_RATIO (default 1.5) x /bin/true, and >= 5x faster than
+// bash+jq.
 //
-//   convoy_isattached_bench DRIVER CONVOY_FAKE BASH_DRIVER [RUNS]
+//   convoy_isattached_bench DRIVER CONVOY_FAKE BASH_DRIVER [RUNS] [MAX_RATIO]
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -26,8 +28,9 @@ class Daemon {
  public:
   Daemon(const std::string& binary, const std::string& dir) {
     socket_ = dir + "/convoy.sock";
-    const std::vector<std::string> args = {binary, "daemon", "--socket", socket_, "--state-dir", dir + "/state",
-                                           "--drivers", "vfs", "--vfs-path", dir + "/vfs"};
+    const std::vector<std::string> args = {binary,        "daemon",       "--socket",  socket_,
+                                           "--state-dir", dir + "/state", "--drivers", "vfs",
+                                           "--vfs-path",  dir + "/vfs"};
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -64,11 +67,12 @@ class Daemon {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s DRIVER CONVOY_FAKE BASH_DRIVER [RUNS]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s DRIVER CONVOY_FAKE BASH_DRIVER [RUNS] [MAX_RATIO]\n", argv[0]);
     return 2;
   }
   const std::string driver = argv[1], fake = argv[2], bash_driver = argv[3];
   const int runs = argc > 4 ? std::atoi(argv[4]) : 200;
+  const double max_ratio = argc > 5 ? std::atof(argv[5]) : 1.5;
   char tmpl[] = "/tmp/flexkit-bench.XXXXXX";
   if (mkdtemp(tmpl) == nullptr) return 1;
   const std::string dir = tmpl;
@@ -94,22 +98,32 @@ int main(int argc, char** argv) {
         flexkit::bench::TimeRun({bash_driver, "isattached", opts, "node-1"}, &theirs);
         if (ours.find("\"attached\":true") == std::string::npos ||
             theirs.find("\"attached\":true") == std::string::npos) {
-          std::fprintf(stderr, "convoy_isattached_bench: not attached: %s / %s\n", ours.c_str(), theirs.c_str());
+          std::fprintf(stderr, "convoy_isattached_bench: not attached: %s / %s\n", ours.c_str(),
+                       theirs.c_str());
         } else {
           const auto m = flexkit::bench::InterleavedMedians(
-              {{driver, "isattached", opts, "node-1"}, {"/bin/true"}, {bash_driver, "isattached", opts, "node-1"}},
-              runs);
-          if (!m.empty()) {
-            const double vs_true = m[0] / m[1], vs_bash = m[2] / m[0];
-            std::printf("convoy-flexvolume isattached median %8.1f us over %d runs (%.2fx /bin/true)\n", m[0], runs,
-                        vs_true);
+              {{driver, "isattached", opts, "node-1"}, {"/bin/true"}}, runs);
+          // The bash driver is timed apart: interleaved, the daemon would sit
+          // idle through each of its ~250 ms runs, and a convoy-fake woken from
+          // idle answers its first request 2-3 ms late whoever asks (a raw
+          // socket client too), which would be charged to the call after it.
+          const int bash_runs = std::max(runs / 10, 5);
+          const auto bash = flexkit::bench::InterleavedMedians(
+              {{bash_driver, "isattached", opts, "node-1"}}, bash_runs);
+          if (!m.empty() && !bash.empty()) {
+            const double vs_true = m[0] / m[1], vs_bash = bash[0] / m[0];
+            std::printf(
+                "convoy-flexvolume isattached median %8.1f us over %d runs (%.2fx /bin/true)\n",
+                m[0], runs, vs_true);
             std::printf("/bin/true                    median %8.1f us\n", m[1]);
-            std::printf("bash+jq+curl isattached      median %8.1f us (%.2fx /bin/true)\n", m[2], m[2] / m[1]);
-            std::printf("isattached / /bin/true = %.2f (target <= 2.50): %s\n", vs_true,
-                        vs_true <= 2.5 ? "ok" : "OVER TARGET");
+            std::printf(
+                "bash+jq+curl isattached      median %8.1f us over %d runs (%.2fx /bin/true)\n",
+                bash[0], bash_runs, bash[0] / m[1]);
+            std::printf("isattached / /bin/true = %.2f (target <= %.2f): %s\n", vs_true, max_ratio,
+                        vs_true <= max_ratio ? "ok" : "OVER TARGET");
             std::printf("bash+jq / convoy-flexvolume = %.2f (target >= 5.00): %s\n", vs_bash,
                         vs_bash >= 5.0 ? "ok" : "UNDER TARGET");
-            rc = vs_true <= 2.5 && vs_bash >= 5.0 ? 0 : 1;
+            rc = vs_true <= max_ratio && vs_bash >= 5.0 ? 0 : 1;
           }
         }
       }

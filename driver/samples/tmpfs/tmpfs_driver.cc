@@ -42,12 +42,13 @@ DriverStatus TmpfsDriver::Mount(const std::string& dir, const flexvolume::Option
   if (dir.empty() || dir[0] != '/')
     return Fail("mount: the pod volume dir must be an absolute path");
   std::string err;
-  if (auto existing = mounter_.FindMount(dir, &err)) {
+  std::optional<flexvolume::MountEntry> existing;
+  if (!mounter_.FindMount(dir, &existing, &err)) return Fail("mount " + dir + ": " + err);
+  if (existing) {
     if (existing->source == kMountSource) return Succeed("already mounted");
     return Fail("mount " + dir + ": " + existing->fstype + " from " + existing->source +
                 " is already mounted there");
   }
-  if (!err.empty()) return Fail("mount " + dir + ": " + err);
 
   std::string data = "mode=0755";
   const std::string size = flexvolume::Get(opts, "size");
@@ -74,8 +75,8 @@ DriverStatus TmpfsDriver::Unmount(const std::string& dir) {
   if (!std::filesystem::exists(dir, ec)) return Succeed("not mounted: " + dir + " does not exist");
   for (int i = 0; i < kMaxStackedMounts; ++i) {
     std::string err;
-    auto existing = mounter_.FindMount(dir, &err);
-    if (!err.empty()) return Fail("unmount " + dir + ": " + err);
+    std::optional<flexvolume::MountEntry> existing;
+    if (!mounter_.FindMount(dir, &existing, &err)) return Fail("unmount " + dir + ": " + err);
     if (!existing) return Succeed();
     if (existing->source != kMountSource) {
       return Fail("unmount " + dir + ": " + existing->fstype + " from " + existing->source +
@@ -93,8 +94,9 @@ DriverStatus TmpfsDriver::ExpandFs(const flexvolume::Options&, const std::string
     return Fail("expandfs: the pod volume dir must be an absolute path");
   if (new_size == 0) return Fail("expandfs: the new size must be a positive number of bytes");
   std::string err;
-  auto existing = mounter_.FindMount(pod_volume_dir, &err);
-  if (!err.empty()) return Fail("expandfs " + pod_volume_dir + ": " + err);
+  std::optional<flexvolume::MountEntry> existing;
+  if (!mounter_.FindMount(pod_volume_dir, &existing, &err))
+    return Fail("expandfs " + pod_volume_dir + ": " + err);
   if (!existing || existing->source != kMountSource)
     return Fail("expandfs " + pod_volume_dir + ": no flexkit-tmpfs volume is mounted there");
   unsigned long flags = MS_REMOUNT | MS_NOSUID | MS_NODEV;

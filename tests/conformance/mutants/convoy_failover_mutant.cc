@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -100,8 +101,11 @@ class MutantDriver : public flexvolume::Driver {
 
   DriverStatus Attach(const Options& opts, const std::string& node) override {
     convoy_flexvolume::VolumeSpec spec;
-    std::string err;
-    if (!convoy_flexvolume::ParseVolumeSpec(opts, &spec, &err)) return real_.Attach(opts, node);
+    try {
+      spec = convoy_flexvolume::ParseVolumeSpec(opts);
+    } catch (const std::invalid_argument&) {
+      return real_.Attach(opts, node);
+    }
     if (defect_ == "steal-live-attachment") {
       const std::string own = SocketOf(node);
       for (const auto& peer : Words(Env("FLEXKIT_MUTANT_PEERS"))) {
@@ -141,8 +145,11 @@ class MutantDriver : public flexvolume::Driver {
 
  private:
   std::string SocketOf(const std::string& node) const {
-    std::string socket, err;
-    return config_.SocketForNode(node, &socket, &err) ? socket : "";
+    try {
+      return config_.SocketForNode(node);
+    } catch (const std::runtime_error&) {
+      return "";
+    }
   }
 
   bool IsAttachedAt(const std::string& socket, const std::string& name) {

@@ -15,10 +15,7 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(Config, MissingFileMeansDefaults) {
-  Config c;
-  c.socket = "changed";
-  std::string err;
-  ASSERT_TRUE(LoadConfig("/nonexistent/config.json", &c, &err)) << err;
+  const Config c = LoadConfig("/nonexistent/config.json");
   EXPECT_EQ(c.socket, "/var/run/convoy/convoy.sock");
   EXPECT_EQ(c.mode, Mode::kAttach);
   EXPECT_EQ(c.api, Api::kAuto);
@@ -26,14 +23,11 @@ TEST(Config, MissingFileMeansDefaults) {
 }
 
 TEST(Config, ParsesEveryKey) {
-  Config c;
-  std::string err;
-  ASSERT_TRUE(ParseConfig(R"({"socket":"/s.sock","nodeSockets":{"n1":"/n1.sock"},
+  const Config c = ParseConfig(R"({"socket":"/s.sock","nodeSockets":{"n1":"/n1.sock"},
       "socketTemplate":"/run/{node}.sock","mode":"mount",
       "timeouts":{"connect":"250ms","request":"3s","waitforattach":"2m"},
       "logFile":"/var/log/c.log","stateDir":"/var/lib/c","api":"stock"})",
-                          "cfg", &c, &err))
-      << err;
+                               "cfg");
   EXPECT_EQ(c.socket, "/s.sock");
   EXPECT_EQ(c.mode, Mode::kMountOnly);
   EXPECT_EQ(c.timeouts.connect, std::chrono::milliseconds(250));
@@ -41,18 +35,24 @@ TEST(Config, ParsesEveryKey) {
   EXPECT_EQ(c.timeouts.wait_for_attach, std::chrono::minutes(2));
   EXPECT_EQ(c.log_file, "/var/log/c.log");
   EXPECT_EQ(c.api, Api::kStock);
-  std::string socket;
-  ASSERT_TRUE(c.SocketForNode("n1", &socket, &err));
-  EXPECT_EQ(socket, "/n1.sock");
-  ASSERT_TRUE(c.SocketForNode("node-2.example", &socket, &err));
-  EXPECT_EQ(socket, "/run/node-2.example.sock");
+  EXPECT_EQ(c.SocketForNode("n1"), "/n1.sock");
+  EXPECT_EQ(c.SocketForNode("node-2.example"), "/run/node-2.example.sock");
+}
+
+TEST(Config, TemplateRefusesANodeNameThatIsNotADnsSubdomain) {
+  Config c;
+  c.socket_template = "/run/{node}.sock";
+  try {
+    c.SocketForNode("../etc");
+    FAIL() << "no error for ../etc";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("node name \"../etc\" cannot be used in socketTemplate"));
+  }
 }
 
 TEST(Config, WithoutTemplateOtherNodesUseTheLocalSocket) {
   Config c;
-  std::string socket, err;
-  ASSERT_TRUE(c.SocketForNode("any", &socket, &err));
-  EXPECT_EQ(socket, c.socket);
+  EXPECT_EQ(c.SocketForNode("any"), c.socket);
 }
 
 struct BadConfig {
@@ -77,21 +77,24 @@ TEST(Config, InvalidConfigNamesTheFileAndTheProblem) {
       {R"({"api":"v0.5.2"})", "\"api\" must be \"auto\", \"stock\" or \"extended\""},
   };
   for (const auto& c : cases) {
-    Config config;
-    std::string err;
-    EXPECT_FALSE(ParseConfig(c.text, "/etc/convoy-flexvolume/config.json", &config, &err))
-        << c.text;
-    EXPECT_THAT(err, HasSubstr("invalid config /etc/convoy-flexvolume/config.json: "));
-    EXPECT_THAT(err, HasSubstr(c.expected));
+    try {
+      ParseConfig(c.text, "/etc/convoy-flexvolume/config.json");
+      ADD_FAILURE() << "accepted: " << c.text;
+    } catch (const std::runtime_error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("invalid config /etc/convoy-flexvolume/config.json: "));
+      EXPECT_THAT(e.what(), HasSubstr(c.expected));
+    }
   }
 }
 
 TEST(Config, UnreadableFileIsAnError) {
   flexkit::testing::TempDir dir;  // a directory cannot be read as a file
-  Config c;
-  std::string err;
-  EXPECT_FALSE(LoadConfig(dir.path(), &c, &err));
-  EXPECT_THAT(err, HasSubstr(dir.path()));
+  try {
+    LoadConfig(dir.path());
+    FAIL() << "a directory loaded as a config";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cannot read config " + dir.path() + ": "));
+  }
 }
 
 TEST(Quantity, KubernetesQuantities) {
@@ -125,10 +128,8 @@ TEST(Names, QuotedIsBounded) {
 }
 
 TEST(VolumeSpec, DefaultsFromKubelet) {
-  VolumeSpec spec;
-  std::string err;
-  ASSERT_TRUE(ParseVolumeSpec(
-      {{"kubernetes.io/pvOrVolumeName", "pv-1"}, {"kubernetes.io/fsType", ""}}, &spec, &err));
+  const VolumeSpec spec =
+      ParseVolumeSpec({{"kubernetes.io/pvOrVolumeName", "pv-1"}, {"kubernetes.io/fsType", ""}});
   EXPECT_EQ(spec.name, "pv-1");
   EXPECT_EQ(spec.driver, "ebs");
   EXPECT_EQ(spec.fs_type, "ext4");
@@ -136,11 +137,18 @@ TEST(VolumeSpec, DefaultsFromKubelet) {
 }
 
 TEST(VolumeSpec, NameOptionWins) {
-  VolumeSpec spec;
-  std::string err;
-  ASSERT_TRUE(
-      ParseVolumeSpec({{"kubernetes.io/pvOrVolumeName", "data"}, {"name", "data-7"}}, &spec, &err));
+  const VolumeSpec spec =
+      ParseVolumeSpec({{"kubernetes.io/pvOrVolumeName", "data"}, {"name", "data-7"}});
   EXPECT_EQ(spec.name, "data-7");
+}
+
+TEST(VolumeSpec, InvalidOptionIsNamed) {
+  try {
+    ParseVolumeSpec({{"kubernetes.io/pvOrVolumeName", "pv-1"}, {"convoyDriver", "nfs"}});
+    FAIL() << "convoyDriver nfs accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "option convoyDriver must be \"ebs\" or \"vfs\", not \"nfs\"");
+  }
 }
 
 }  // namespace

@@ -27,10 +27,6 @@ constexpr const char* kLocal = "/run/convoy/local.sock";
 constexpr const char* kNodeA = "/run/convoy/node-a.sock";
 constexpr const char* kNodeB = "/run/convoy/node-b.sock";
 
-// Devices the tests pretend exist.
-std::set<std::string>* g_devices = nullptr;
-bool FakeDeviceExists(const std::string& path) { return g_devices->count(path) > 0; }
-
 VolumeInfo Ebs(const std::string& name, const std::string& device,
                const std::string& mount_point = "") {
   VolumeInfo v;
@@ -63,7 +59,6 @@ Options Opts(std::map<std::string, std::string> extra = {}) {
 class ConvoyDriverTest : public ::testing::Test {
  protected:
   ConvoyDriverTest() {
-    g_devices = &devices;
     config.socket = kLocal;
     config.node_sockets = {{"node-a", kNodeA}};
     config.socket_template = "/run/convoy/{node}.sock";
@@ -72,8 +67,7 @@ class ConvoyDriverTest : public ::testing::Test {
     config.api = Api::kExtended;  // the API-mode tests set their own
   }
   ConvoyDriver Driver(std::string config_error = "") {
-    return ConvoyDriver(config, config_error,
-                        DriverDeps{&clients, &mounter, &clock, &FakeDeviceExists});
+    return ConvoyDriver(config, config_error, DriverDeps{&clients, &mounter, &clock, &devices});
   }
   // `daemon` has no volume `name` until the driver creates it there; then
   // it reports it attached at /dev/xvdf.
@@ -94,7 +88,7 @@ class ConvoyDriverTest : public ::testing::Test {
   MockClientFactory clients;
   FakeMounter mounter;
   FakeClock clock;
-  std::set<std::string> devices;
+  FakeDevices devices;  // the devices the tests pretend exist
 };
 
 TEST_F(ConvoyDriverTest, InitReportsAttachModeCapabilities) {
@@ -308,7 +302,7 @@ TEST_F(ConvoyDriverTest, WaitForAttachReturnsTheDeviceOnceItExists) {
   auto d = Driver();
   EXPECT_TRUE(d.WaitForAttach("/dev/xvdf", Opts()).IsFailure()) << "never appears: times out";
   EXPECT_GE(clock.sleeps, 40) << "it polled until the deadline";
-  devices.insert("/dev/xvdf");
+  devices.present.insert("/dev/xvdf");
   DriverStatus s = d.WaitForAttach("/dev/xvdf", Opts());
   EXPECT_TRUE(s.IsSuccess());
   EXPECT_EQ(s.device, "/dev/xvdf");
@@ -324,7 +318,7 @@ TEST_F(ConvoyDriverTest, WaitForAttachTimesOutWithinTheConfiguredBound) {
 
 TEST_F(ConvoyDriverTest, WaitForAttachWithAnEmptyDeviceLooksItUp) {
   auto& local = clients.At(kLocal);
-  devices.insert("/dev/xvdf");
+  devices.present.insert("/dev/xvdf");
   EXPECT_CALL(local, Inspect("pv-1")).WillOnce(Return(Ebs("pv-1", "/dev/xvdf")));
   DriverStatus s = Driver().WaitForAttach("", Opts());
   EXPECT_TRUE(s.IsSuccess()) << s.message;

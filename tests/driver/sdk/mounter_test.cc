@@ -14,8 +14,8 @@ namespace {
 TEST(SystemMounter, ListsTheRootMount) {
   SystemMounter m;
   std::string err;
-  auto root = m.FindMount("/", &err);
-  EXPECT_EQ(err, "");
+  std::optional<MountEntry> root;
+  ASSERT_TRUE(m.FindMount("/", &root, &err)) << err;
   ASSERT_TRUE(root.has_value());
   EXPECT_EQ(root->target, "/");
 }
@@ -23,9 +23,12 @@ TEST(SystemMounter, ListsTheRootMount) {
 TEST(SystemMounter, PathsSharingAPrefixAreNotConfused) {
   SystemMounter m;
   std::string err;
+  std::optional<MountEntry> found;
   // /proc is a mount point; /pro and /proc/self/.. style near-misses are not.
-  EXPECT_TRUE(m.FindMount("/proc", &err).has_value());
-  EXPECT_FALSE(m.FindMount("/pro", &err).has_value());
+  ASSERT_TRUE(m.FindMount("/proc", &found, &err)) << err;
+  EXPECT_TRUE(found.has_value());
+  ASSERT_TRUE(m.FindMount("/pro", &found, &err)) << err;
+  EXPECT_FALSE(found.has_value());
 }
 
 TEST(FakeMounter, UnmountOfNothingIsAnError) {
@@ -40,10 +43,23 @@ TEST(FakeMounter, FindsTheTopmostMount) {
   std::string err;
   ASSERT_TRUE(m.Mount("a", "/x", "tmpfs", 0, "", &err));
   ASSERT_TRUE(m.Mount("b", "/x", "tmpfs", MS_RDONLY, "", &err));
-  auto top = m.FindMount("/x", &err);
+  std::optional<MountEntry> top;
+  ASSERT_TRUE(m.FindMount("/x", &top, &err)) << err;
   ASSERT_TRUE(top);
   EXPECT_EQ(top->source, "b");
   EXPECT_TRUE(top->read_only);
+}
+
+TEST(FakeMounter, FindMountThatCannotReadTheTableSaysWhy) {
+  FakeMounter m;
+  std::string err;
+  std::optional<MountEntry> found = MountEntry{"stale", "/x", "tmpfs", "rw", false};
+  m.fail_with = "read /proc/self/mountinfo: EIO";
+  EXPECT_FALSE(m.FindMount("/x", &found, &err));
+  EXPECT_EQ(err, "read /proc/self/mountinfo: EIO");
+  m.fail_with.clear();
+  ASSERT_TRUE(m.FindMount("/x", &found, &err)) << err;
+  EXPECT_FALSE(found.has_value());  // an earlier answer is not left behind
 }
 
 // Runs `body` in a forked child inside a private mount namespace; the
@@ -66,12 +82,12 @@ int MountFindUnmount(const std::string& dir) {
   SystemMounter m;
   std::string err;
   if (!m.Mount("flexkit-test", dir, "tmpfs", MS_RDONLY | MS_NOSUID, "size=1m", &err)) return 1;
-  auto found = m.FindMount(dir, &err);
-  if (!found) return 2;
+  std::optional<MountEntry> found;
+  if (!m.FindMount(dir, &found, &err) || !found) return 2;
   if (found->source != "flexkit-test" || found->fstype != "tmpfs") return 3;
   if (!found->read_only) return 4;
   if (!m.Unmount(dir, &err)) return 5;
-  if (m.FindMount(dir, &err)) return 6;
+  if (!m.FindMount(dir, &found, &err) || found) return 6;
   if (m.Unmount(dir, &err)) return 7;  // nothing left to unmount
   if (err.find("EINVAL") == std::string::npos) return 8;
   return 0;
