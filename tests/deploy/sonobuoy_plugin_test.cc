@@ -456,5 +456,49 @@ TEST(SonobuoyPlugin, KubectlDecodesTheContainerSpecOffline) {
   }
 }
 
+// ---- the image ----
+
+// The packages each stage of the Dockerfile installs with apt-get.
+std::vector<std::set<std::string>> DockerfilePackages(const std::string& dockerfile) {
+  std::string joined;  // continuation lines joined, comments dropped
+  std::istringstream in(dockerfile);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    joined += line.back() == '\\' ? line.substr(0, line.size() - 1) + " " : line + "\n";
+  }
+  std::vector<std::set<std::string>> stages;
+  std::istringstream lines(joined);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("FROM ", 0) == 0) stages.emplace_back();
+    const auto at = line.find("--no-install-recommends");
+    if (at == std::string::npos || stages.empty()) continue;
+    std::istringstream words(line.substr(at + std::string("--no-install-recommends").size()));
+    for (std::string w; words >> w && w != "&&";)
+      if (w[0] != '$') stages.back().insert(w);
+  }
+  return stages;
+}
+
+TEST(SonobuoyImage, BuildsWithCiInstallDepsPackagesAndShipsTheEntryPoint) {
+  const std::string dockerfile = ReadFile(kDeployDir + "/Dockerfile");
+  const auto stages = DockerfilePackages(dockerfile);
+  ASSERT_EQ(stages.size(), 2u) << "a build stage and the image";
+  const std::string install_deps = ReadFile(kDeployDir + "/../ci/install-deps");
+  for (const auto& p : stages[0]) {
+    EXPECT_TRUE(std::regex_search(install_deps, std::regex("[ (\n]" + p + "[ \n)]")))
+        << p << ": the build stage installs only what ci/install-deps does";
+  }
+  EXPECT_TRUE(stages[1].count("libyaml-cpp0.7")) << "flexconform's one library outside the base";
+  for (const char* copied : {"deploy/flexconform-sonobuoy"}) {
+    EXPECT_NE(dockerfile.find(std::string("COPY ") + copied + " /usr/local/bin/"),
+              std::string::npos);
+    EXPECT_TRUE(fs::exists(kDeployDir + "/../" + copied)) << copied;
+  }
+  EXPECT_NE(dockerfile.find("COPY --from=build /build/conformance/flexconform /usr/local/bin/"),
+            std::string::npos);
+  EXPECT_NE(dockerfile.find("--target flexconform"), std::string::npos);
+  EXPECT_NE(dockerfile.find("FROM debian:bookworm"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace flexkit::testing
