@@ -1,5 +1,6 @@
 #include "conformance/catalog.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -123,6 +124,72 @@ void TearDownAll(CaseContext& c) {
   if (!errors.empty()) c.Fail("protocol §7: teardown succeeds", errors.front());
 }
 
+const char* const kLiveNodeTag = "live-node";
+
+const std::set<std::string>& LiveNodeCases() {
+  // What touches only the case's own volumes and directories. Left out:
+  // whatever crashes or restarts a node (its agent, the node's daemon with
+  // it), cuts a node off its backend, or needs the fake Convoy/EBS; the
+  // [failover] cases need two nodes, and a live node is one.
+  static const std::set<std::string> names = {
+      "protocol/init-reply",
+      "protocol/unknown-verb-not-supported",
+      "protocol/getvolumename-never-fails",
+      "protocol/controller-verbs-without-shell-tools",
+      "lifecycle/mount-only",
+      "lifecycle/attachable",
+      "lifecycle/data-persists-across-remount",
+      "idempotency/setup-verbs-repeated",
+      "idempotency/teardown-verbs-repeated",
+      "idempotency/up-down-cycles",
+      "teardown/unmount-never-mounted-dir",
+      "teardown/unmount-missing-dir",
+      "teardown/detach-never-attached",
+      "teardown/unmountdevice-never-mounted",
+      "teardown/waitforattach-empty-device",
+      "readonly/write-fails",
+      "readonly/global-path-read-only",
+      "fstype/honoured",
+      "fstype/never-reformat",
+      "fstype/empty-is-kubelet-default",
+      "secrets/accepted-and-never-leaked",
+      "secrets/invalid-base64-is-failure",
+      "robustness/hostile-secret-values",
+      "robustness/hostile-free-text-options",
+      "robustness/kubelet-root-with-space",
+      "robustness/prefix-sharing-paths",
+      "robustness/concurrent-volumes",
+      "install/hot-install-during-probe",
+      "drift/lifecycle-per-kubelet-release",
+      "drift/fsgroup-key-per-kubelet-release",
+      "resize/expandfs-online",
+      "resize/expandfs-during-mount",
+      "resize/expandvolume-direct-call",
+      "metrics/statfs-reports-the-volume",
+      "selinux/relabel-needs-labels",
+      "failure/mount-onto-regular-file",
+      "failure/mount-parent-missing",
+      "failure/mount-read-only-parent",
+      "failure/mountdevice-missing-device",
+      "failure/invalid-option-refused",
+      "failure/unmount-busy",
+      "failure/unmountdevice-busy",
+      "sequence/exhaustive",
+      "sequence/random",
+  };
+  return names;
+}
+
+void SkipCasesUnsafeOnALiveNode(DriverProfile& profile, const std::vector<const Case*>& cases) {
+  if (profile.live_node_scratch.empty()) return;
+  for (const auto* c : cases) {
+    const bool safe = std::find(c->tags.begin(), c->tags.end(), kLiveNodeTag) != c->tags.end();
+    if (!safe && !profile.skip.count(c->name))
+      profile.skip[c->name] =
+          "liveNode: not safe on a live node (only [live-node] cases run there)";
+  }
+}
+
 std::vector<Case> Catalog(const CatalogOptions& options) {
   std::vector<Case> cases;
   AddProtocolCases(cases);
@@ -141,6 +208,9 @@ std::vector<Case> Catalog(const CatalogOptions& options) {
   AddFailurePathCases(cases);
   AddFailoverCases(cases);
   AddSequenceCases(cases, options.sequence);
+  for (auto& c : cases) {
+    if (LiveNodeCases().count(c.name)) c.tags.push_back(kLiveNodeTag);
+  }
   return cases;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,15 @@ struct CatalogOptions {
 };
 
 std::vector<Case> Catalog(const CatalogOptions& options = {});
+
+// Tag "live-node": cases safe on a real cluster node, against the driver
+// installed there and its real backend (the Sonobuoy plugin, deploy/).
+extern const char* const kLiveNodeTag;
+// The names Catalog() tags with it.
+const std::set<std::string>& LiveNodeCases();
+// A profile with liveNode: every case in `cases` without the tag SKIPs,
+// saying why (through profile.skip; a reason already there stays).
+void SkipCasesUnsafeOnALiveNode(DriverProfile& profile, const std::vector<const Case*>& cases);
 
 // Each F1-F30 with the cases covering it, or why none does.
 struct Coverage {

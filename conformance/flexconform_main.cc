@@ -121,7 +121,13 @@ int main(int argc, char** argv) {
   app.add_option("--json", json, "write a JSON report (verdicts, durations, transcripts)");
   app.add_option("--html", html,
                  "write a self-contained HTML report (summary, a sequence diagram per case)");
-  app.add_option("--run-root", run_root, "where run directories go (default /tmp)");
+  auto* run_root_option =
+      app.add_option("--run-root", run_root,
+                     "where run directories go (default /tmp, or the profile's liveNode.scratch)");
+  bool live_node = false;
+  app.add_flag("--live-node", live_node,
+               "on a real cluster node (the Sonobuoy plugin): refuse a profile without liveNode, "
+               "so only the cases safe there can run");
   std::string color = "auto";
   app.add_option("--color", color,
                  "colour the console: auto (a terminal, and NO_COLOR unset or empty), always, "
@@ -220,6 +226,11 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
+    if (live_node && profile_path.empty()) {
+      std::cerr << "flexconform: --live-node needs --profile with a liveNode key (the scratch "
+                   "path on the node)\n";
+      return 2;
+    }
     // --list is a dry run: the profile is read and checked as a run would.
     ProfileChoice choice;
     choice.profile_path = profile_path;
@@ -228,6 +239,16 @@ int main(int argc, char** argv) {
     choice.timeout = timeout;
     choice.flexconform_dir = SelfDir();
     DriverProfile profile = ResolveProfile(choice);
+    if (live_node && profile.live_node_scratch.empty()) {
+      std::cerr << "flexconform: --live-node: the profile " << profile_path
+                << " has no liveNode key, so it would run cases that are not safe on a live node; "
+                   "add liveNode: {scratch: PATH}\n";
+      return 2;
+    }
+    if (!profile.live_node_scratch.empty()) {
+      if (run_root_option->count() == 0) run_root = profile.live_node_scratch;
+      SkipCasesUnsafeOnALiveNode(profile, selected);
+    }
     if (list) {
       for (const auto* c : selected) std::cout << CaseLabel(*c) << "\n";
       return 0;
@@ -257,6 +278,15 @@ int main(int argc, char** argv) {
                 << result.differences.size() << " differences\n";
       return result.differences.empty() ? 0 : 1;
     }
+    if (!profile.live_node_scratch.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(run_root, ec);
+      if (ec) {
+        std::cerr << "flexconform: liveNode: create the scratch dir " << run_root << ": "
+                  << ec.message() << "\n";
+        return 2;
+      }
+    }
     for (const auto& dir : SweepKilledRuns(run_root))
       std::cerr << "flexconform: swept a killed run's " << dir << "\n";
 
@@ -280,6 +310,13 @@ int main(int argc, char** argv) {
     };
     std::cout << "flexconform: " << profile.driver << " (" << profile.driver_name << "), "
               << selected.size() << " cases, fixture " << profile.fixture.kind << "\n";
+    if (!profile.live_node_scratch.empty()) {
+      std::size_t safe = 0;
+      for (const auto* c : selected) safe += LiveNodeCases().count(c->name);
+      std::cout << "flexconform: live node: the " << safe
+                << " cases tagged [live-node] run, the others SKIP; case dirs under " << run_root
+                << "\n";
+    }
     for (const auto* c : selected) {
       if (c->name == "sequence/random") {
         std::cout << "flexconform: sequence seed " << catalog_options.sequence.seed << " (--seed "

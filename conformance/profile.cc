@@ -108,14 +108,15 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(origin + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
-  CheckKeys(
-      origin, root, "the profile",
-      {"driver", "driverName", "capabilities", "attachManagement", "kubernetes", "volumeOptions",
-       "fsTypes", "invalidOptions", "freeTextOptions", "secrets", "nodes", "nodeEnv", "privileges",
-       "timeouts", "skip", "install", "fixture", "controlPlanePath", "storage"});
+  CheckKeys(origin, root, "the profile",
+            {"driver",        "driverName", "capabilities",     "attachManagement", "kubernetes",
+             "volumeOptions", "fsTypes",    "invalidOptions",   "freeTextOptions",  "secrets",
+             "nodes",         "nodeEnv",    "privileges",       "timeouts",         "skip",
+             "install",       "fixture",    "controlPlanePath", "storage",          "liveNode"});
   DriverProfile p;
-  if (!root["driver"]) throw ProfileError(origin, root, "'driver' (the executable) is required");
-  p.driver = Resolve(base_dir, As<std::string>(origin, root["driver"], "driver"));
+  if (!root["driver"] && !root["liveNode"])
+    throw ProfileError(origin, root, "'driver' (the executable) is required");
+  if (auto n = root["driver"]) p.driver = Resolve(base_dir, As<std::string>(origin, n, "driver"));
   if (auto n = root["driverName"]) p.driver_name = As<std::string>(origin, n, "driverName");
   if (auto caps = root["capabilities"]) {
     CheckKeys(origin, caps, "capabilities",
@@ -217,6 +218,28 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
           origin, f,
           "hooks (" + p.fixture.hooks.begin()->first + ", ...) belong to a command fixture");
   }
+  if (auto n = root["liveNode"]) {
+    CheckKeys(origin, n, "liveNode", {"scratch"});
+    if (!n["scratch"])
+      throw ProfileError(origin, n, "liveNode needs 'scratch' (where the case directories go)");
+    p.live_node_scratch = As<std::string>(origin, n["scratch"], "liveNode.scratch");
+    const auto scratch = std::filesystem::path(p.live_node_scratch).lexically_normal();
+    if (!scratch.is_absolute() || scratch == scratch.root_path())
+      throw ProfileError(origin, n["scratch"],
+                         "liveNode.scratch must be an absolute path below / (the node's "
+                         "hostPath scratch area), not '" +
+                             p.live_node_scratch + "'");
+    p.live_node_scratch = scratch.string();
+    if (p.live_node_scratch.size() > 1 && p.live_node_scratch.back() == '/')
+      p.live_node_scratch.pop_back();
+    if (p.nodes != 1)
+      throw ProfileError(origin, root["nodes"] ? root["nodes"] : n,
+                         "liveNode: a live node is one node, so nodes must be 1");
+    if (p.fixture.kind == "convoy-fake")
+      throw ProfileError(origin, root["fixture"],
+                         "liveNode: the driver uses the node's real backend, not the convoy-fake "
+                         "fixture (none, or a command fixture)");
+  }
   if (auto n = root["storage"]) {
     p.storage = As<std::string>(origin, n, "storage");
     if (p.storage != "shared" && p.storage != "node-local" && p.storage != "ephemeral")
@@ -246,6 +269,11 @@ DriverProfile ResolveProfile(const ProfileChoice& choice) {
   } else {
     profile = choice.bundled == "stock" ? BundledStockConvoyProfile(choice.flexconform_dir)
                                         : BundledConvoyProfile(choice.flexconform_dir);
+  }
+  if (profile.driver.empty()) {
+    throw std::runtime_error("the profile " + choice.profile_path +
+                             " names no driver; give it with --driver (a liveNode profile takes "
+                             "the one installed on the node)");
   }
   profile.driver = std::filesystem::absolute(profile.driver).lexically_normal().string();
   if (profile.driver_name.empty()) profile.driver_name = DriverNameFor(profile.driver);

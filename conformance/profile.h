@@ -75,6 +75,10 @@ struct DriverProfile {
   // its node), "ephemeral" (fresh on every mount); empty: not said, so the
   // cross-node data check SKIPs.
   std::string storage;
+  // liveNode.scratch: the run is on a real node (the Sonobuoy plugin), so
+  // only the cases tagged live-node run and the run dirs go under this
+  // path; empty: not a live node. Then `driver` may come from --driver.
+  std::string live_node_scratch;
 
   Millis TimeoutFor(const std::string& verb) const;
   bool attachable() const { return capabilities && capabilities->attach; }
