@@ -23,8 +23,8 @@ void CheckReadWrite(const std::string& read_write);
 // A caller's mount point must be absolute; returns it cleaned.
 std::string CheckedMountPoint(const std::string& mount_point);
 
-// Runs `work`, turning any other exception into a ConvoyError with its text,
-// so that a failed mount or mkfs reaches the client as Convoy's 400.
+// Runs `work`, turning any other exception into a ConvoyError with its
+// ReplyText, so that a failed mount or mkfs reaches the client as Convoy's 400.
 template <typename Work>
 auto AsConvoyError(Work&& work) -> decltype(work()) {
   try {
@@ -32,7 +32,7 @@ auto AsConvoyError(Work&& work) -> decltype(work()) {
   } catch (const ConvoyError&) {
     throw;
   } catch (const std::exception& e) {
-    throw ConvoyError(e.what());
+    throw ConvoyError(ReplyText(e));
   }
 }
 

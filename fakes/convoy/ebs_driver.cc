@@ -288,7 +288,7 @@ void EbsDriver::Format(const std::string& device, const std::string& wanted,
         RunCommandOrThrow({"mkfs.ext4", "-F", "-q", device});
       }
     } catch (const std::exception& e) {
-      throw ConvoyError(std::string("format ") + device + ": " + e.what());
+      throw ConvoyError("format " + device + ": " + ReplyText(e));
     }
     return;
   }
@@ -448,7 +448,7 @@ InfoMap EbsDriver::InfoOf(const Record& r) const {
     info["Type"] = v["VolumeType"];
     info["IOPS"] = std::to_string(v["Iops"].get<int64_t>());
   } catch (const std::exception& e) {
-    info["State"] = std::string("unknown: ") + e.what();
+    info["State"] = "unknown: " + ReplyText(e);
   }
   return info;
 }
@@ -612,7 +612,7 @@ std::map<std::string, InfoMap> EbsDriver::Snapshots(const std::string& volume) {
     // As for a volume's info: a listing still shows what the record knows.
     for (const auto& [name, s] : r.snapshots) {
       InfoMap info = SnapshotInfoOf(r, s, nullptr);
-      info["State"] = std::string("unknown: ") + e.what();
+      info["State"] = "unknown: " + ReplyText(e);
       out[name] = std::move(info);
     }
     return out;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "fakes/common/errors.h"
 #include "fakes/common/files.h"
 #include "fakes/common/process.h"
 #include "fakes/convoy/names.h"
@@ -111,7 +112,7 @@ std::string CreateBackup(const std::string& dest_url, const BackupSource& source
   try {
     std::filesystem::copy_file(source.tarball, ref.blob());
   } catch (const std::exception& e) {
-    throw ConvoyError("copy " + source.tarball + " to the objectstore: " + e.what());
+    throw ConvoyError("copy " + source.tarball + " to the objectstore: " + ReplyText(e));
   }
   nlohmann::json record = {{"BackupName", backup},
                            {"CreatedTime", RubyDateNow()},
@@ -166,7 +167,7 @@ void RestoreBackup(const std::string& backup_url, const std::string& dir) {
   try {
     RunCommandOrThrow({"tar", "-xzf", ref.blob(), "-C", dir});
   } catch (const std::exception& e) {
-    throw ConvoyError(std::string("restore backup: ") + e.what());
+    throw ConvoyError("restore backup: " + ReplyText(e));
   }
 }
 
