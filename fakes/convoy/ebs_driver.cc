@@ -83,23 +83,25 @@ std::optional<EbsDriver::Record> EbsDriver::Load(const std::string& name) const 
   struct stat st {};
   std::string file = RecordFile(name);
   if (::stat(file.c_str(), &st) != 0) return std::nullopt;
-  auto j = nlohmann::json::parse(ReadFile(file));
-  Record r;
-  r.name = j.value("Name", "");
-  r.ebs_id = j.value("EBSID", "");
-  r.device = j.value("Device", "");
-  r.loop_device = j.value("LoopDevice", "");
-  r.mount_point = j.value("MountPoint", "");
-  r.fs_type = j.value("FSType", "");
-  r.read_write = j.value("ReadWrite", "");
-  r.created_time = j.value("CreatedTime", "");
-  r.pre_exist = j.value("PreExist", false);
-  r.attached = j.value("Attached", false);
-  nlohmann::json snapshots = j.value("Snapshots", nlohmann::json::object());
-  for (const auto& [snapshot, sj] : snapshots.items()) {
-    r.snapshots[snapshot] = {snapshot, sj.value("EBSID", ""), sj.value("CreatedTime", "")};
-  }
-  return r;
+  return ReadRecord(file, [&] {
+    auto j = nlohmann::json::parse(ReadFile(file));
+    Record r;
+    r.name = j.value("Name", "");
+    r.ebs_id = j.value("EBSID", "");
+    r.device = j.value("Device", "");
+    r.loop_device = j.value("LoopDevice", "");
+    r.mount_point = j.value("MountPoint", "");
+    r.fs_type = j.value("FSType", "");
+    r.read_write = j.value("ReadWrite", "");
+    r.created_time = j.value("CreatedTime", "");
+    r.pre_exist = j.value("PreExist", false);
+    r.attached = j.value("Attached", false);
+    nlohmann::json snapshots = j.value("Snapshots", nlohmann::json::object());
+    for (const auto& [snapshot, sj] : snapshots.items()) {
+      r.snapshots[snapshot] = {snapshot, sj.value("EBSID", ""), sj.value("CreatedTime", "")};
+    }
+    return r;
+  });
 }
 
 EbsDriver::Record EbsDriver::LoadExisting(const std::string& name) const {

@@ -8,6 +8,7 @@
 #include "fakes/common/errors.h"
 #include "fakes/common/files.h"
 #include "fakes/common/process.h"
+#include "fakes/convoy/driver_common.h"
 #include "fakes/convoy/names.h"
 
 namespace flexkit::fakes::convoy {
@@ -89,7 +90,8 @@ InfoMap LoadRecord(const BackupRef& ref) {
   if (::stat(path.c_str(), &st) != 0) {
     throw ConvoyError("cannot find " + ref.cfg_relative() + " in objectstore");
   }
-  InfoMap info = nlohmann::json::parse(ReadFile(path)).get<InfoMap>();
+  InfoMap info =
+      ReadRecord(path, [&] { return nlohmann::json::parse(ReadFile(path)).get<InfoMap>(); });
   info["BackupURL"] = UrlOf(ref.store.dir, ref.backup, ref.volume);
   return info;
 }
