@@ -4,7 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
-#include <limits>
+#include <string_view>
 #include <thread>
 
 namespace flexkit::fakes::ebs {
