@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace flexkit::fakes::convoy {
@@ -17,7 +18,7 @@ std::string Dechunk(const std::string& body) {
   while (pos < body.size()) {
     size_t crlf = body.find("\r\n", pos);
     if (crlf == std::string::npos) break;
-    size_t size = std::stoul(body.substr(pos, crlf - pos), nullptr, 16);
+    size_t size = std::strtoul(body.substr(pos, crlf - pos).c_str(), nullptr, 16);
     if (size == 0) break;
     out += body.substr(crlf + 2, size);
     pos = crlf + 2 + size + 2;
@@ -69,15 +70,23 @@ nlohmann::json CloudClient::Call(const std::string& operation, const nlohmann::j
   size_t end = response.find("\r\n\r\n");
   if (response.size() < 12 || end == std::string::npos)
     throw unreachable("connection closed without an answer");
-  int status = std::stoi(response.substr(9, 3));
+  int status = std::atoi(response.substr(9, 3).c_str());
   std::string head = response.substr(0, end);
   std::string content = response.substr(end + 4);
   if (head.find("Transfer-Encoding: chunked") != std::string::npos) content = Dechunk(content);
   nlohmann::json answer = nlohmann::json::parse(content, nullptr, false);
   if (answer.is_discarded()) throw unreachable("answer is not JSON");
   if (status != 200) {
-    throw CloudError(answer["Error"].value("Code", "Unknown"),
-                     answer["Error"].value("Message", ""));
+    const nlohmann::json* error = nullptr;
+    if (answer.is_object() && answer.contains("Error") && answer["Error"].is_object()) {
+      error = &answer["Error"];
+    }
+    auto text = [&](const char* key, const std::string& fallback) {
+      if (error == nullptr || !error->contains(key) || !(*error)[key].is_string()) return fallback;
+      return (*error)[key].get<std::string>();
+    };
+    throw CloudError(text("Code", "Unknown"),
+                     text("Message", "HTTP " + std::to_string(status) + " without an EC2 error"));
   }
   return answer;
 }

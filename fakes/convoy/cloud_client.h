@@ -5,11 +5,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "fakes/common/errors.h"
+
 namespace flexkit::fakes::convoy {
 
-struct CloudError : std::runtime_error {
+struct CloudError : FakeError {
   CloudError(std::string error_code, const std::string& message)
-      : std::runtime_error(message), code(std::move(error_code)) {}
+      : FakeError(message), code(std::move(error_code)) {}
   std::string code;  // EC2's code, or "Unreachable" when the cloud did not answer
 };
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "fakes/common/errors.h"
 #include "fakes/common/files.h"
 #include "fakes/convoy/driver_common.h"
 #include "fakes/convoy/names.h"
@@ -185,7 +186,7 @@ Response ConvoyDaemon::Handle(const http::Request& request) {
     return GoError(e.http_status, e.what());
   } catch (const std::exception& e) {
     spdlog::error("{} {}: {}", request.method, request.target, e.what());
-    return GoError(400, e.what());
+    return GoError(400, ReplyText(e));
   }
   return GoText("Handler not found: " + request.method + " " + request.target, 404);
 }
@@ -639,7 +640,7 @@ Response ConvoyDaemon::Plugin(const std::string& route, const http::Request& req
     if (!mp.empty()) v["Mountpoint"] = mp;
     return GoText(PluginJson({{"Volume", v}}));
   } catch (const std::exception& e) {
-    return PluginErr(e.what());
+    return PluginErr(ReplyText(e));
   }
 }
 

@@ -1,5 +1,7 @@
 #include "fakes/convoy/driver_common.h"
 
+#include <spdlog/spdlog.h>
+
 #include "fakes/common/files.h"
 
 namespace flexkit::fakes::convoy {
@@ -29,6 +31,15 @@ std::string CheckedMountPoint(const std::string& mount_point) {
     throw ConvoyError("mount point " + mount_point + " is not an absolute path");
   }
   return CleanPath(mount_point);
+}
+
+std::string RecordError(const std::string& file, const nlohmann::json::exception& e) {
+  // nlohmann's ids: 1xx parse errors, 3xx type errors.
+  std::string why = e.id < 200   ? "it is not valid JSON"
+                    : e.id < 400 ? "a field has another type than convoy-fake writes"
+                                 : "it is not the JSON convoy-fake writes";
+  spdlog::error("read record {}: {}", file, e.what());
+  return "read record " + file + ": " + why;
 }
 
 std::optional<std::string> VolumeOfRecordFile(std::string_view file, std::string_view prefix,

@@ -2,6 +2,7 @@
 // What the vfs and ebs drivers share: Convoy's error texts for missing
 // volumes and snapshots, the checks of the PR #161 mount options, and the
 // naming of per-volume record files.
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,8 +24,8 @@ void CheckReadWrite(const std::string& read_write);
 // A caller's mount point must be absolute; returns it cleaned.
 std::string CheckedMountPoint(const std::string& mount_point);
 
-// Runs `work`, turning any other exception into a ConvoyError with its text,
-// so that a failed mount or mkfs reaches the client as Convoy's 400.
+// Runs `work`, turning any other exception into a ConvoyError with its
+// ReplyText, so that a failed mount or mkfs reaches the client as Convoy's 400.
 template <typename Work>
 auto AsConvoyError(Work&& work) -> decltype(work()) {
   try {
@@ -32,7 +33,20 @@ auto AsConvoyError(Work&& work) -> decltype(work()) {
   } catch (const ConvoyError&) {
     throw;
   } catch (const std::exception& e) {
-    throw ConvoyError(e.what());
+    throw ConvoyError(ReplyText(e));
+  }
+}
+
+// "read record FILE: <what is wrong with it>" (nlohmann's text is logged).
+std::string RecordError(const std::string& file, const nlohmann::json::exception& e);
+// Runs `read` (which parses the JSON record `file`), turning a JSON error
+// into a ConvoyError that names the file and says what is wrong with it.
+template <typename Read>
+auto ReadRecord(const std::string& file, Read&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const nlohmann::json::exception& e) {
+    throw ConvoyError(RecordError(file, e));
   }
 }
 

@@ -83,23 +83,25 @@ std::optional<EbsDriver::Record> EbsDriver::Load(const std::string& name) const 
   struct stat st {};
   std::string file = RecordFile(name);
   if (::stat(file.c_str(), &st) != 0) return std::nullopt;
-  auto j = nlohmann::json::parse(ReadFile(file));
-  Record r;
-  r.name = j.value("Name", "");
-  r.ebs_id = j.value("EBSID", "");
-  r.device = j.value("Device", "");
-  r.loop_device = j.value("LoopDevice", "");
-  r.mount_point = j.value("MountPoint", "");
-  r.fs_type = j.value("FSType", "");
-  r.read_write = j.value("ReadWrite", "");
-  r.created_time = j.value("CreatedTime", "");
-  r.pre_exist = j.value("PreExist", false);
-  r.attached = j.value("Attached", false);
-  nlohmann::json snapshots = j.value("Snapshots", nlohmann::json::object());
-  for (const auto& [snapshot, sj] : snapshots.items()) {
-    r.snapshots[snapshot] = {snapshot, sj.value("EBSID", ""), sj.value("CreatedTime", "")};
-  }
-  return r;
+  return ReadRecord(file, [&] {
+    auto j = nlohmann::json::parse(ReadFile(file));
+    Record r;
+    r.name = j.value("Name", "");
+    r.ebs_id = j.value("EBSID", "");
+    r.device = j.value("Device", "");
+    r.loop_device = j.value("LoopDevice", "");
+    r.mount_point = j.value("MountPoint", "");
+    r.fs_type = j.value("FSType", "");
+    r.read_write = j.value("ReadWrite", "");
+    r.created_time = j.value("CreatedTime", "");
+    r.pre_exist = j.value("PreExist", false);
+    r.attached = j.value("Attached", false);
+    nlohmann::json snapshots = j.value("Snapshots", nlohmann::json::object());
+    for (const auto& [snapshot, sj] : snapshots.items()) {
+      r.snapshots[snapshot] = {snapshot, sj.value("EBSID", ""), sj.value("CreatedTime", "")};
+    }
+    return r;
+  });
 }
 
 EbsDriver::Record EbsDriver::LoadExisting(const std::string& name) const {
@@ -288,7 +290,7 @@ void EbsDriver::Format(const std::string& device, const std::string& wanted,
         RunCommandOrThrow({"mkfs.ext4", "-F", "-q", device});
       }
     } catch (const std::exception& e) {
-      throw ConvoyError(std::string("format ") + device + ": " + e.what());
+      throw ConvoyError("format " + device + ": " + ReplyText(e));
     }
     return;
   }
@@ -448,7 +450,7 @@ InfoMap EbsDriver::InfoOf(const Record& r) const {
     info["Type"] = v["VolumeType"];
     info["IOPS"] = std::to_string(v["Iops"].get<int64_t>());
   } catch (const std::exception& e) {
-    info["State"] = std::string("unknown: ") + e.what();
+    info["State"] = "unknown: " + ReplyText(e);
   }
   return info;
 }
@@ -612,7 +614,7 @@ std::map<std::string, InfoMap> EbsDriver::Snapshots(const std::string& volume) {
     // As for a volume's info: a listing still shows what the record knows.
     for (const auto& [name, s] : r.snapshots) {
       InfoMap info = SnapshotInfoOf(r, s, nullptr);
-      info["State"] = std::string("unknown: ") + e.what();
+      info["State"] = "unknown: " + ReplyText(e);
       out[name] = std::move(info);
     }
     return out;

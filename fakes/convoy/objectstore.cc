@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "fakes/common/errors.h"
 #include "fakes/common/files.h"
 #include "fakes/common/process.h"
+#include "fakes/convoy/driver_common.h"
 #include "fakes/convoy/names.h"
 
 namespace flexkit::fakes::convoy {
@@ -88,7 +90,8 @@ InfoMap LoadRecord(const BackupRef& ref) {
   if (::stat(path.c_str(), &st) != 0) {
     throw ConvoyError("cannot find " + ref.cfg_relative() + " in objectstore");
   }
-  InfoMap info = nlohmann::json::parse(ReadFile(path)).get<InfoMap>();
+  InfoMap info =
+      ReadRecord(path, [&] { return nlohmann::json::parse(ReadFile(path)).get<InfoMap>(); });
   info["BackupURL"] = UrlOf(ref.store.dir, ref.backup, ref.volume);
   return info;
 }
@@ -111,7 +114,7 @@ std::string CreateBackup(const std::string& dest_url, const BackupSource& source
   try {
     std::filesystem::copy_file(source.tarball, ref.blob());
   } catch (const std::exception& e) {
-    throw ConvoyError("copy " + source.tarball + " to the objectstore: " + e.what());
+    throw ConvoyError("copy " + source.tarball + " to the objectstore: " + ReplyText(e));
   }
   nlohmann::json record = {{"BackupName", backup},
                            {"CreatedTime", RubyDateNow()},
@@ -166,7 +169,7 @@ void RestoreBackup(const std::string& backup_url, const std::string& dir) {
   try {
     RunCommandOrThrow({"tar", "-xzf", ref.blob(), "-C", dir});
   } catch (const std::exception& e) {
-    throw ConvoyError(std::string("restore backup: ") + e.what());
+    throw ConvoyError("restore backup: " + ReplyText(e));
   }
 }
 

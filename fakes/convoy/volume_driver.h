@@ -10,13 +10,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "fakes/common/errors.h"
+
 namespace flexkit::fakes::convoy {
 
 using InfoMap = std::map<std::string, std::string>;
 
-struct ConvoyError : std::runtime_error {
+struct ConvoyError : FakeError {
   explicit ConvoyError(const std::string& message, int status = 400)
-      : std::runtime_error(message), http_status(status) {}
+      : FakeError(message), http_status(status) {}
   int http_status;
 };
 

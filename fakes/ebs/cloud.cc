@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -51,7 +53,19 @@ std::string Iso8601Now() {
   return out;
 }
 
+std::string Lowercase(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
 }  // namespace
+
+const std::vector<std::string>& Ec2Operations() {
+  static const std::vector<std::string> operations = {
+      "AttachVolume",      "CreateSnapshot",    "CreateVolume",    "DeleteSnapshot", "DeleteVolume",
+      "DescribeInstances", "DescribeSnapshots", "DescribeVolumes", "DetachVolume"};
+  return operations;
+}
 
 Cloud::Cloud(CloudConfig config, Clock& clock, LoopDevices& loops)
     : config_(std::move(config)), clock_(clock), loops_(loops), rng_(std::random_device{}()) {
@@ -128,10 +142,9 @@ nlohmann::json Cloud::VolumeJsonLocked(const Volume& v) const {
   for (const auto& a : attachments_) {
     if (a.volume == v.id) attachments.push_back(AttachmentJson(a));
   }
-  return {{"VolumeId", v.id},           {"Size", v.size_gib},
-          {"VolumeType", v.type},       {"Iops", v.iops},
-          {"AvailabilityZone", v.zone}, {"State", v.state},
-          {"SnapshotId", v.snapshot},   {"Attachments", attachments}};
+  return {{"VolumeId", v.id},         {"Size", v.size_gib},         {"VolumeType", v.type},
+          {"Iops", v.iops},           {"AvailabilityZone", v.zone}, {"State", v.state},
+          {"SnapshotId", v.snapshot}, {"Attachments", attachments}};
 }
 
 nlohmann::json Cloud::CreateVolume(int64_t size_gib, const std::string& type, int64_t iops,
@@ -163,8 +176,7 @@ nlohmann::json Cloud::CreateVolume(int64_t size_gib, const std::string& type, in
     if (size_gib < source.size_gib) {
       throw Ec2Error("InvalidParameterValue",
                      "Volume of " + std::to_string(size_gib) + "GiB is smaller than snapshot '" +
-                         snapshot + "', expect size >= " + std::to_string(source.size_gib) +
-                         "GiB");
+                         snapshot + "', expect size >= " + std::to_string(source.size_gib) + "GiB");
     }
   }
   if (size_gib < 1 || size_gib > 16384) {
@@ -188,7 +200,7 @@ nlohmann::json Cloud::CreateVolume(int64_t size_gib, const std::string& type, in
     try {
       CopySparseFile(SnapshotFile(snapshot), file, size_gib * kGiB);
     } catch (const std::exception& e) {
-      throw Ec2Error("InternalError", std::string("restore ") + snapshot + ": " + e.what());
+      throw Ec2Error("InternalError", "restore " + snapshot + ": " + ReplyText(e));
     }
   } else {
     int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -286,7 +298,7 @@ nlohmann::json Cloud::AttachVolume(const std::string& volume, const std::string&
   try {
     a.loop_device = loops_.Attach(VolumeFile(volume));
   } catch (const std::exception& e) {
-    throw Ec2Error("InternalError", std::string("attach ") + volume + ": " + e.what());
+    throw Ec2Error("InternalError", "attach " + volume + ": " + ReplyText(e));
   }
   attachments_.push_back(a);
   v.state = "in-use";
@@ -358,8 +370,7 @@ nlohmann::json Cloud::DescribeInstances(const std::vector<std::string>& ids) {
 }
 
 nlohmann::json Cloud::CreateSnapshot(const std::string& volume, const std::string& description,
-                                     const std::map<std::string, std::string>& tags,
-                                     bool stuck) {
+                                     const std::map<std::string, std::string>& tags, bool stuck) {
   std::lock_guard lock(mutex_);
   AdvanceLocked();
   Volume& v = FindVolumeLocked(volume);
@@ -382,7 +393,7 @@ nlohmann::json Cloud::CreateSnapshot(const std::string& volume, const std::strin
   try {
     CopySparseFile(VolumeFile(volume), SnapshotFile(s.id), v.size_gib * kGiB);
   } catch (const std::exception& e) {
-    throw Ec2Error("InternalError", std::string("snapshot ") + volume + ": " + e.what());
+    throw Ec2Error("InternalError", "snapshot " + volume + ": " + ReplyText(e));
   }
   snapshots_[s.id] = s;
   AdvanceLocked();
@@ -485,6 +496,33 @@ std::vector<std::string> Cloud::Violations() {
 }
 
 void Cloud::SetFault(const std::string& operation, const Fault& fault) {
+  const auto& operations = Ec2Operations();
+  if (std::find(operations.begin(), operations.end(), operation) == operations.end()) {
+    std::string valid, hint;
+    for (const auto& op : operations) {
+      valid += (valid.empty() ? "" : ", ") + op;
+      if (Lowercase(op) == Lowercase(operation)) hint = " (names are case-sensitive: " + op + ")";
+    }
+    throw Ec2Error("InvalidParameterValue", "Value (" + operation +
+                                                ") for parameter Operation is invalid: no such EC2 "
+                                                "operation" +
+                                                hint + "; faults apply to one of " + valid);
+  }
+  if (!(fault.error_rate >= 0 && fault.error_rate <= 1)) {
+    throw Ec2Error("InvalidParameterValue", "Value (" + nlohmann::json(fault.error_rate).dump() +
+                                                ") for parameter ErrorRate is invalid: it is a "
+                                                "probability, from 0 to 1");
+  }
+  if (fault.count < -1) {
+    throw Ec2Error("InvalidParameterValue",
+                   "Value (" + std::to_string(fault.count) +
+                       ") for parameter Count is invalid: use -1 (every call) or a count >= 0");
+  }
+  if (fault.latency_ms < 0) {
+    throw Ec2Error("InvalidParameterValue", "Value (" + std::to_string(fault.latency_ms) +
+                                                ") for parameter LatencyMs is invalid: it must "
+                                                "be >= 0");
+  }
   std::lock_guard lock(mutex_);
   faults_[operation] = fault;
 }
@@ -609,14 +647,14 @@ void Cloud::CheckInvariantsLocked() {
 }
 
 nlohmann::json Cloud::Persisted(const Volume& v) {
-  return {{"Id", v.id},       {"Type", v.type},         {"Zone", v.zone},
-          {"State", v.state}, {"SizeGiB", v.size_gib},  {"Iops", v.iops},
+  return {{"Id", v.id},       {"Type", v.type},        {"Zone", v.zone},
+          {"State", v.state}, {"SizeGiB", v.size_gib}, {"Iops", v.iops},
           {"Stuck", v.stuck}, {"Snapshot", v.snapshot}};
 }
 
 nlohmann::json Cloud::Persisted(const Attachment& a) {
-  return {{"Volume", a.volume}, {"Instance", a.instance},   {"Device", a.device},
-          {"State", a.state},   {"Loop", a.loop_device},    {"Force", a.force},
+  return {{"Volume", a.volume}, {"Instance", a.instance}, {"Device", a.device},
+          {"State", a.state},   {"Loop", a.loop_device},  {"Force", a.force},
           {"Stuck", a.stuck}};
 }
 

@@ -22,16 +22,21 @@
 #include <string>
 #include <vector>
 
+#include "fakes/common/errors.h"
 #include "fakes/ebs/clock.h"
 #include "fakes/ebs/loop_devices.h"
 
 namespace flexkit::fakes::ebs {
 
-struct Ec2Error : std::runtime_error {
+struct Ec2Error : FakeError {
   Ec2Error(std::string error_code, const std::string& message)
-      : std::runtime_error(message), code(std::move(error_code)) {}
+      : FakeError(message), code(std::move(error_code)) {}
   std::string code;
 };
+
+// The EC2 operations the model implements, as the API's /ec2/<Operation>
+// routes name them (case-sensitive); a fault names one of these.
+const std::vector<std::string>& Ec2Operations();
 
 struct CloudConfig {
   std::string state_dir;
@@ -71,8 +76,7 @@ class Cloud {
   nlohmann::json DescribeInstances(const std::vector<std::string>& ids);
   // The volume's data as it is now; `stuck` keeps it pending forever.
   nlohmann::json CreateSnapshot(const std::string& volume, const std::string& description,
-                                const std::map<std::string, std::string>& tags,
-                                bool stuck = false);
+                                const std::map<std::string, std::string>& tags, bool stuck = false);
   // By id, or all (of_volume filters by the volume they were taken from).
   nlohmann::json DescribeSnapshots(const std::vector<std::string>& ids,
                                    const std::string& of_volume);
@@ -83,6 +87,9 @@ class Cloud {
   void SetInstanceState(const std::string& instance, const std::string& state);
   nlohmann::json State();
   std::vector<std::string> Violations();
+  // Refuses (InvalidParameterValue, nothing changed) an operation not in
+  // Ec2Operations() (the text names it and lists the valid ones), an
+  // ErrorRate outside 0..1, a Count below -1 and a negative LatencyMs.
   void SetFault(const std::string& operation, const Fault& fault);
   void ClearFaults();
   // The fault that hits this call of `operation`, if any (rate and count applied).

@@ -12,14 +12,17 @@
 //   /ec2/CreateSnapshot    {"VolumeId", "Description"?, "Tags"?: {"k": "v"}}
 //   /ec2/DescribeSnapshots {"SnapshotIds": [...]} or {"VolumeId"?}
 //   /ec2/DeleteSnapshot    {"SnapshotId"}
-// Errors: 400 {"Error": {"Code": "VolumeInUse", "Message": "..."}}.
+// Errors: 400 {"Error": {"Code": "VolumeInUse", "Message": "..."}}; a field
+// of the wrong type is InvalidParameterValue naming it and the type
+// expected, a missing id MissingParameter, a body that is not a JSON object
+// MalformedInput; 500 InternalError for a failure of the fake itself.
 //
 // Admin (tests and operators):
 //   GET    /admin/state                       everything, with violations
 //   POST   /admin/instances {"Host": "node-a"} the host's instance (created once)
 //   POST   /admin/instances/<id>/{start,stop,terminate}
-//   POST   /admin/faults {"Operation" (an EC2 operation name above), "LatencyMs", "ErrorCode", "ErrorRate",
-//                         "Count", "Stuck", "DropConnection"}
+//   POST   /admin/faults {"Operation" (an EC2 operation name above, exactly), "LatencyMs",
+//                         "ErrorCode", "ErrorRate", "Count", "Stuck", "DropConnection"}
 //   DELETE /admin/faults
 //   GET    /admin/violations
 #include "fakes/ebs/cloud.h"

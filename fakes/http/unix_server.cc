@@ -17,6 +17,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "fakes/common/errors.h"
+
 namespace flexkit::fakes::http {
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
@@ -311,7 +313,8 @@ void UnixServer::Serve(Connection& connection) {
         response = handler_(request);
       } catch (const std::exception& e) {
         spdlog::error("{} {}: handler failed: {}", request.method, request.target, e.what());
-        response = GoError(500, std::string("internal error: ") + e.what());
+        response =
+            GoError(500, IsOwnError(e) ? std::string("internal error: ") + e.what() : ReplyText(e));
       }
     }
     // One line per request, for the timelines of flexconform's HTML report

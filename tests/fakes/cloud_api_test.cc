@@ -66,6 +66,124 @@ TEST_F(FakesCloudApi, MalformedBodiesAndUnknownRoutesChangeNothing) {
   EXPECT_TRUE(Call("GET", "/admin/state").second["Volumes"].empty());
 }
 
+// Texts of a library, never of a request: nlohmann's, the C++ library's.
+void ExpectNoLibraryText(const std::string& what, const std::string& body) {
+  for (const char* text : {"json.exception", "type_error", "parse_error", "out_of_range",
+                           "basic_string", "stoi", "what()", "filesystem error"}) {
+    EXPECT_EQ(std::string::npos, body.find(text)) << what << ": " << body;
+  }
+}
+
+TEST_F(FakesCloudApi, BadRequestsGetEc2ErrorsNamingTheFieldAndTypeAndChangeNothing) {
+  struct Bad {
+    std::string path, body, code, message;
+  };
+  const std::vector<Bad> cases = {
+      {"/ec2/CreateVolume", R"({"Size":)", "MalformedInput",
+       "the request body is not valid JSON (at byte 9)"},
+      {"/ec2/CreateVolume", "[1]", "MalformedInput",
+       "the request body is an array, not a JSON object"},
+      {"/ec2/CreateVolume", R"({"Size":"ten"})", "InvalidParameterValue",
+       R"(Value ("ten") for parameter Size is invalid: expected an integer, not a string.)"},
+      {"/ec2/CreateVolume", R"({"Size":1.5})", "InvalidParameterValue",
+       "Value (1.5) for parameter Size is invalid: expected an integer, not this number."},
+      {"/ec2/CreateVolume", R"({"Size":18446744073709551615})", "InvalidParameterValue",
+       "Value (18446744073709551615) for parameter Size is invalid: expected an integer below "
+       "2^63, not this number."},
+      {"/ec2/CreateVolume", R"({"Size":1,"VolumeType":2})", "InvalidParameterValue",
+       "Value (2) for parameter VolumeType is invalid: expected a string, not this number."},
+      {"/ec2/DescribeVolumes", R"({"VolumeIds":"vol-1"})", "InvalidParameterValue",
+       R"(Value ("vol-1") for parameter VolumeIds is invalid: expected an array of strings, not a string.)"},
+      {"/ec2/DescribeInstances", R"({"InstanceIds":[1]})", "InvalidParameterValue",
+       "Value ([1]) for parameter InstanceIds is invalid: expected an array of strings, not an "
+       "array."},
+      {"/ec2/DetachVolume", R"({"VolumeId":"vol-1","Force":"yes"})", "InvalidParameterValue",
+       R"(Value ("yes") for parameter Force is invalid: expected a boolean, not a string.)"},
+      {"/ec2/CreateSnapshot", R"({"VolumeId":"vol-1","Tags":{"a":1}})", "InvalidParameterValue",
+       R"(Value ({"a":1}) for parameter Tags is invalid: expected an object of strings, not an object.)"},
+      {"/ec2/AttachVolume", R"({"InstanceId":"i-1"})", "MissingParameter",
+       "The request must contain the parameter VolumeId"},
+      {"/ec2/AttachVolume", R"({"VolumeId":"vol-1","InstanceId":null})", "MissingParameter",
+       "The request must contain the parameter InstanceId"},
+      {"/ec2/DetachVolume", "{}", "MissingParameter",
+       "The request must contain the parameter VolumeId"},
+      {"/ec2/DeleteVolume", "", "MissingParameter",
+       "The request must contain the parameter VolumeId"},
+      {"/ec2/CreateSnapshot", "{}", "MissingParameter",
+       "The request must contain the parameter VolumeId"},
+      {"/ec2/DeleteSnapshot", "{}", "MissingParameter",
+       "The request must contain the parameter SnapshotId"},
+      {"/admin/instances", R"({"Host":5})", "InvalidParameterValue",
+       "Value (5) for parameter Host is invalid: expected a string, not this number."},
+      {"/admin/faults", R"({"Operation":"CreateVolume","LatencyMs":"5s"})", "InvalidParameterValue",
+       R"(Value ("5s") for parameter LatencyMs is invalid: expected an integer, not a string.)"},
+      {"/admin/faults", "{}", "MissingParameter",
+       "The request must contain the parameter Operation"},
+  };
+  for (const Bad& c : cases) {
+    HttpConnection conn(Path("cloud.sock"));
+    RawResponse r =
+        conn.Request("POST", c.path, c.body.empty() ? std::nullopt : std::optional(c.body));
+    std::string what = c.path + " " + c.body;
+    EXPECT_EQ(400, r.status) << what << ": " << r.body;
+    json error = json::parse(r.body)["Error"];
+    EXPECT_EQ(c.code, error["Code"]) << what;
+    EXPECT_EQ(c.message, error["Message"]) << what;
+    ExpectNoLibraryText(what, r.body);
+  }
+  json state = Call("GET", "/admin/state").second;
+  EXPECT_TRUE(state["Volumes"].empty()) << state.dump();
+  EXPECT_TRUE(state["Instances"].empty()) << state.dump();
+  EXPECT_TRUE(state["Faults"].empty()) << state.dump();
+}
+
+TEST_F(FakesCloudApi, FaultOnAnUnknownOperationIsRefusedNamingTheValidOnesAndSetsNothing) {
+  const std::string valid =
+      "AttachVolume, CreateSnapshot, CreateVolume, DeleteSnapshot, DeleteVolume, "
+      "DescribeInstances, DescribeSnapshots, DescribeVolumes, DetachVolume";
+  struct Bad {
+    json fault;
+    std::string message;
+  };
+  const std::vector<Bad> cases = {
+      {{{"Operation", "mount"}, {"LatencyMs", 10}},
+       "Value (mount) for parameter Operation is invalid: no such EC2 operation; faults apply "
+       "to one of " +
+           valid},
+      {{{"Operation", "Mount"}, {"ErrorCode", "InternalError"}},
+       "Value (Mount) for parameter Operation is invalid: no such EC2 operation; faults apply "
+       "to one of " +
+           valid},
+      {{{"Operation", "attachVolume"}, {"Stuck", true}},
+       "Value (attachVolume) for parameter Operation is invalid: no such EC2 operation (names "
+       "are case-sensitive: AttachVolume); faults apply to one of " +
+           valid},
+      {{{"Operation", "AttachVolume"}, {"ErrorRate", 1.5}},
+       "Value (1.5) for parameter ErrorRate is invalid: it is a probability, from 0 to 1"},
+      {{{"Operation", "AttachVolume"}, {"Count", -2}},
+       "Value (-2) for parameter Count is invalid: use -1 (every call) or a count >= 0"},
+      {{{"Operation", "AttachVolume"}, {"LatencyMs", -1}},
+       "Value (-1) for parameter LatencyMs is invalid: it must be >= 0"},
+  };
+  for (const Bad& c : cases) {
+    auto [status, body] = Call("POST", "/admin/faults", c.fault);
+    EXPECT_EQ(400, status) << c.fault.dump();
+    EXPECT_EQ("InvalidParameterValue", body["Error"]["Code"]) << c.fault.dump();
+    EXPECT_EQ(c.message, body["Error"]["Message"]) << c.fault.dump();
+  }
+  EXPECT_TRUE(Call("GET", "/admin/state").second["Faults"].empty()) << "a refused fault was set";
+  // The names the refusal lists are the EC2 routes, and each takes a fault.
+  for (size_t pos = 0; pos < valid.size();) {
+    size_t comma = valid.find(", ", pos);
+    std::string op =
+        valid.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    pos = comma == std::string::npos ? valid.size() : comma + 2;
+    Fault({{"Operation", op}, {"ErrorCode", "RequestLimitExceeded"}, {"Count", 1}});
+    auto [status, body] = Call("POST", "/ec2/" + op, json::object());
+    EXPECT_EQ("Injected fault on " + op, body["Error"]["Message"]) << op << ": " << body.dump();
+  }
+}
+
 TEST_F(FakesCloudApi, SnapshotRoutesCreateDescribeRestoreAndDelete) {
   std::string v = Call("POST", "/ec2/CreateVolume", {{"Size", 2}}).second["VolumeId"];
   auto [created_status, created] =

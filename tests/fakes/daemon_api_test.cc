@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -190,6 +191,81 @@ TEST_F(FakesDaemonApi, MalformedJsonChangesNothingAndServingGoesOn) {
     EXPECT_EQ(400, Call("POST", "/v1/volumes/create", std::string(body)).status) << body;
   }
   EXPECT_EQ("{}", Call("GET", "/v1/volumes/list").body);
+}
+
+// Texts of a library, never of a request: nlohmann's, the C++ library's.
+void ExpectNoLibraryText(const std::string& what, const std::string& body) {
+  for (const char* text : {"json.exception", "type_error", "parse_error", "out_of_range",
+                           "basic_string", "stoi", "stoul", "what()", "filesystem error"}) {
+    EXPECT_EQ(std::string::npos, body.find(text)) << what << ": " << body;
+  }
+}
+
+TEST_F(FakesDaemonApi, BadRequestsGetGoDecoderTextsNamingTheFieldAndType) {
+  Start();
+  ASSERT_EQ(200, Call("POST", "/v1/volumes/create", R"({"Name":"vol1"})").status);
+  struct Bad {
+    std::string method, path, body, reply;
+  };
+  const std::string field = "json: cannot unmarshal ";
+  const std::vector<Bad> cases = {
+      {"POST", "/v1/volumes/create", R"({"Name":)", "unexpected EOF"},
+      {"POST", "/v1/volumes/create", R"({"Name" "x"})", "invalid character '\"' after object key"},
+      {"POST", "/v1/volumes/create", "[1]",
+       field + "array into Go value of type api.VolumeCreateRequest"},
+      {"POST", "/v1/volumes/create", R"({"Name":5})",
+       field + "number into Go struct field VolumeCreateRequest.Name of type string"},
+      {"POST", "/v1/volumes/create", R"({"Name":"v2","Size":"1G"})",
+       field + "string into Go struct field VolumeCreateRequest.Size of type int64"},
+      {"POST", "/v1/volumes/create", R"({"Name":"v2","Size":1e30})",
+       field + "number 1e30 into Go struct field VolumeCreateRequest.Size of type int64"},
+      {"POST", "/v1/volumes/create", R"({"Name":"v2","Verbose":"yes"})",
+       field + "string into Go struct field VolumeCreateRequest.Verbose of type bool"},
+      {"POST", "/v1/volumes/mount", R"({"VolumeName":["vol1"]})",
+       field + "array into Go struct field VolumeMountRequest.VolumeName of type string"},
+      {"POST", "/v1/volumes/mount", "{}", "volume  doesn't exist"},
+      {"POST", "/v1/volumes/umount", R"({"VolumeName":{}})",
+       field + "object into Go struct field VolumeUmountRequest.VolumeName of type string"},
+      {"DELETE", "/v1/volumes/", R"({"VolumeName":"vol1","ReferenceOnly":1})",
+       field + "number into Go struct field VolumeDeleteRequest.ReferenceOnly of type bool"},
+      {"DELETE", "/v1/volumes/", "{}", "Volume not found."},
+      {"GET", "/v1/volumes/", R"({"VolumeName":true})",
+       field + "bool into Go struct field VolumeInspectRequest.VolumeName of type string"},
+      {"POST", "/v1/snapshots/create", R"({"VolumeName":"vol1","Name":7})",
+       field + "number into Go struct field SnapshotCreateRequest.Name of type string"},
+      {"GET", "/v1/backups/inspect", R"({"URL":false})",
+       field + "bool into Go struct field BackupListRequest.URL of type string"},
+  };
+  for (const Bad& c : cases) {
+    RawResponse r = Call(c.method, c.path, c.body);
+    std::string what = c.method + " " + c.path + " " + c.body;
+    EXPECT_EQ(c.reply == "Volume not found." ? 404 : 400, r.status) << what << ": " << r.body;
+    EXPECT_EQ(c.reply + "\n", r.body) << what;
+    ExpectNoLibraryText(what, r.body);
+  }
+  RawResponse plugin = Call("POST", "/VolumeDriver.Create", R"({"Name":"p1","Opts":{"size":5}})");
+  EXPECT_EQ(200, plugin.status);
+  EXPECT_NE(
+      std::string::npos,
+      plugin.body.find(field + "number into Go struct field pluginRequest.Opts of type string"))
+      << plugin.body;
+  json listed = json::parse(Call("GET", "/v1/volumes/list").body);
+  EXPECT_EQ(1u, listed.size()) << "a refused request created something: " << listed.dump();
+}
+
+TEST_F(FakesDaemonApi, ACorruptRecordIsAnErrorInTheFakesTermsNotTheLibrarys) {
+  Start();
+  // A vfs backup record the daemon parses when asked to inspect it.
+  std::string store = Path("store");
+  std::string backups = store + "/convoy-objectstore/volumes/vo/l1/vol1/backups";
+  std::filesystem::create_directories(backups);
+  std::ofstream(backups + "/backup_backup-1.cfg") << "{\"BackupName\": ";
+  RawResponse r = Call("GET", "/v1/backups/inspect",
+                       R"({"URL":"vfs://)" + store + R"(?backup=backup-1&volume=vol1"})");
+  EXPECT_EQ(400, r.status) << r.body;
+  EXPECT_EQ("read record " + backups + "/backup_backup-1.cfg: it is not valid JSON\n", r.body);
+  ExpectNoLibraryText("corrupt backup record", r.body);
+  EXPECT_EQ(200, Call("GET", "/v1/volumes/list").status) << "serving goes on";
 }
 
 TEST_F(FakesDaemonApi, NamesThatEscapeTheDaemonDirectoriesAreRefusedAndTouchNothing) {

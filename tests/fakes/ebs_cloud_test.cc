@@ -327,8 +327,8 @@ TEST_F(FakesEbsCloud, SnapshotIdsHaveEc2ShapeAndRecordTheirVolume) {
   cloud_ = MakeCloud();
   std::string v = Volume(2);
   json s = cloud_->CreateSnapshot(v, "Convoy snapshot", {{"ConvoyVolumeName", "data"}});
-  EXPECT_TRUE(std::regex_match(s["SnapshotId"].get<std::string>(),
-                               std::regex("snap-[0-9a-f]{17}")));
+  EXPECT_TRUE(
+      std::regex_match(s["SnapshotId"].get<std::string>(), std::regex("snap-[0-9a-f]{17}")));
   EXPECT_EQ(v, s["VolumeId"]);
   EXPECT_EQ(2, s["VolumeSize"]);
   EXPECT_EQ("Convoy snapshot", s["Description"]);
@@ -474,6 +474,17 @@ TEST_F(FakesEbsCloud, RestartRemovesUnrecordedSnapshotFiles) {
   struct stat st {};
   EXPECT_NE(0, ::stat(leaked.c_str(), &st));
   EXPECT_EQ(0, ::stat((dir_.path() + "/snapshots/" + s + ".img").c_str(), &st));
+}
+
+TEST_F(FakesEbsCloud, FaultOnAnOperationThatIsNotEc2sIsRefusedAndSetsNothing) {
+  cloud_ = MakeCloud();
+  EXPECT_EQ("InvalidParameterValue", ErrorCode([&] { cloud_->SetFault("mount", Fault{}); }));
+  EXPECT_EQ("InvalidParameterValue", ErrorCode([&] { cloud_->SetFault("attachvolume", Fault{}); }));
+  EXPECT_EQ(0u, cloud_->State()["Faults"].size());
+  for (const auto& op : Ec2Operations()) {
+    EXPECT_EQ("no error", ErrorCode([&] { cloud_->SetFault(op, Fault{}); })) << op;
+  }
+  EXPECT_EQ(Ec2Operations().size(), cloud_->State()["Faults"].size());
 }
 
 TEST_F(FakesEbsCloud, FaultsHitTheirCountThenStop) {

@@ -7,7 +7,11 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "tests/fakes/fake_process.h"
@@ -252,7 +256,8 @@ TEST_F(FakesEbsIntegration, RestartedDaemonRemountsOnlyWhatIsStillAttachedHere) 
 TEST_F(FakesEbsIntegration, SnapshotBackupAndRestoreCarryTheDataToANewVolume) {
   StartHost("a");
   std::string mp = CreateAndMount("a", {{"Name", "src"}, {"Size", 512LL << 20}});
-  ASSERT_EQ("", InHost("a", "echo snapshot-me > " + mp + "/data").err);  // no sync: the daemon syncs
+  ASSERT_EQ("",
+            InHost("a", "echo snapshot-me > " + mp + "/data").err);  // no sync: the daemon syncs
   RawResponse snapped =
       Convoy("a", "POST", "/v1/snapshots/create", {{"Name", "snap1"}, {"VolumeName", "src"}});
   ASSERT_EQ(200, snapped.status) << snapped.body;
@@ -339,22 +344,25 @@ TEST_F(FakesEbsIntegration, SnapshotAndBackupErrorsHaveConvoysTexts) {
   // A restore smaller than its snapshot is refused before anything is made.
   std::string big = Ec2("CreateVolume", {{"Size", 2}})["VolumeId"];
   std::string snap = Ec2("CreateSnapshot", {{"VolumeId", big}})["SnapshotId"];
-  EXPECT_EQ("AWS Error:  InvalidParameterValue Volume of 1GiB is smaller than snapshot '" + snap +
-                "', expect size >= 2GiB <nil>\n400 convoy-fake\n",
-            body_of("POST", "/v1/volumes/create",
-                    {{"Name", "small"}, {"BackupURL", "ebs://us-east-1/" + snap}, {"Size", 1LL << 30}}));
+  EXPECT_EQ(
+      "AWS Error:  InvalidParameterValue Volume of 1GiB is smaller than snapshot '" + snap +
+          "', expect size >= 2GiB <nil>\n400 convoy-fake\n",
+      body_of("POST", "/v1/volumes/create",
+              {{"Name", "small"}, {"BackupURL", "ebs://us-east-1/" + snap}, {"Size", 1LL << 30}}));
   EXPECT_EQ(1u, Admin("GET", "/admin/state")["Volumes"].size());
 
   // A refused CreateSnapshot leaves no snapshot and no name behind.
   std::string mp = CreateAndMount("a", {{"Name", "vol"}, {"Size", 512LL << 20}});
   Admin("POST", "/admin/faults",
         {{"Operation", "CreateSnapshot"}, {"ErrorCode", "SnapshotLimitExceeded"}, {"Count", 1}});
-  EXPECT_EQ("AWS Error:  SnapshotLimitExceeded Injected fault on CreateSnapshot <nil>\n400 "
-            "convoy-fake\n",
-            body_of("POST", "/v1/snapshots/create", {{"Name", "s1"}, {"VolumeName", "vol"}}));
+  EXPECT_EQ(
+      "AWS Error:  SnapshotLimitExceeded Injected fault on CreateSnapshot <nil>\n400 "
+      "convoy-fake\n",
+      body_of("POST", "/v1/snapshots/create", {{"Name", "s1"}, {"VolumeName", "vol"}}));
   EXPECT_EQ(1u, Ec2("DescribeSnapshots", json::object())["Snapshots"].size());
-  EXPECT_EQ(200, Convoy("a", "POST", "/v1/snapshots/create", {{"Name", "s1"}, {"VolumeName", "vol"}})
-                     .status);
+  EXPECT_EQ(
+      200,
+      Convoy("a", "POST", "/v1/snapshots/create", {{"Name", "s1"}, {"VolumeName", "vol"}}).status);
   EXPECT_EQ("Snapshot name s1 already exists\n",
             body_of("POST", "/v1/snapshots/create", {{"Name", "s1"}, {"VolumeName", "vol"}}));
   // A cloud that fails to describe snapshots does not fail the volume's inspect.
@@ -393,6 +401,94 @@ TEST_F(FakesEbsIntegration, CloudKilledWithSigkillAccountsForEveryVolumeSnapshot
   Ec2("DeleteVolume", {{"VolumeId", v1}});
   Ec2("DeleteVolume", {{"VolumeId", v2}});
   EXPECT_TRUE(LoopDevicesUnder(dir_.path()).empty());
+}
+
+// One curl example of fakes/README.md: `$S` (the daemon) or `$C` (the cloud),
+// the method, the body and the path.
+struct ReadmeExample {
+  std::string line, server, method, path;
+  std::optional<std::string> body;
+};
+
+// Every `$S ...` and `$C ...` line of the README's code blocks, in order:
+// words split as the shell splits them ('...' quoted), `# comment` dropped.
+std::vector<ReadmeExample> ReadmeExamples(const std::string& readme) {
+  std::vector<ReadmeExample> out;
+  std::istringstream in(readme);
+  bool in_block = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("```")) in_block = !in_block;
+    if (!in_block || !(line.starts_with("$S ") || line.starts_with("$C "))) continue;
+    std::vector<std::string> words;
+    std::string word;
+    bool quoted = false, in_word = false;
+    for (char c : line) {
+      if (c == '\'') {
+        quoted = !quoted;
+        in_word = true;
+      } else if (!quoted && c == '#' && !in_word) {
+        break;
+      } else if (!quoted && c == ' ') {
+        if (in_word) words.push_back(word);
+        word.clear();
+        in_word = false;
+      } else {
+        word += c;
+        in_word = true;
+      }
+    }
+    if (in_word) words.push_back(word);
+    ReadmeExample e{line, words[0], "", "", std::nullopt};
+    for (size_t i = 1; i < words.size(); ++i) {
+      if (words[i] == "-X") {
+        e.method = words[++i];
+      } else if (words[i] == "-d") {
+        e.body = words[++i];
+      } else if (words[i].starts_with("http://x/")) {
+        e.path = words[i].substr(8);
+      }
+    }
+    if (e.method.empty()) e.method = e.body ? "POST" : "GET";
+    out.push_back(e);
+  }
+  return out;
+}
+
+TEST_F(FakesEbsIntegration, ReadmeExamplesWorkAsWritten) {
+  std::ifstream file(std::string(FLEXKIT_SOURCE_DIR) + "/fakes/README.md");
+  std::stringstream readme;
+  readme << file.rdbuf();
+  std::vector<ReadmeExample> examples = ReadmeExamples(readme.str());
+  ASSERT_GE(examples.size(), 30u) << "the README's curl examples were not found";
+  // The README writes ids as placeholders: each stands for the id of its
+  // kind that the latest answer naming one gave.
+  std::map<std::string, std::string> ids = {{"i", StartHost("node-a")}};
+  const std::regex id_pattern("\\b(i|vol|snap)-[0-9a-f]{17}\\b");
+  for (const ReadmeExample& e : examples) {
+    auto with_ids = [&](std::string text) {
+      for (const auto& [kind, id] : ids) {
+        std::string placeholder = kind + "-0123456789abcdef0";
+        for (size_t pos = 0; (pos = text.find(placeholder, pos)) != std::string::npos;) {
+          text.replace(pos, placeholder.size(), id);
+          pos += id.size();
+        }
+      }
+      return text;
+    };
+    std::optional<std::string> body;
+    if (e.body) body = with_ids(*e.body);
+    HttpConnection c(Path(e.server == "$S" ? "node-a.sock" : "cloud.sock"));
+    RawResponse r = c.Request(e.method, with_ids(e.path), body,
+                              e.server == "$S" ? "Convoy-Client/1" : "curl/7.88.1");
+    EXPECT_EQ(200, r.status) << e.line << "\n" << r.body;
+    EXPECT_EQ(std::string::npos, r.body.find("json.exception")) << e.line << "\n" << r.body;
+    std::set<std::string> seen;
+    for (std::sregex_iterator it(r.body.begin(), r.body.end(), id_pattern), end; it != end; ++it) {
+      // An error may echo a placeholder that had no id yet: not an id.
+      if ((*it)[0].str().ends_with("-0123456789abcdef0")) continue;
+      if (seen.insert((*it)[1]).second) ids[(*it)[1]] = (*it)[0];
+    }
+  }
 }
 
 }  // namespace
