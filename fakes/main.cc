@@ -17,12 +17,12 @@
 #include "fakes/convoy/daemon.h"
 #include "fakes/convoy/daemon_setup.h"
 #include "fakes/convoy/ebs_driver.h"
-#include "fakes/convoy/go_json.h"
 #include "fakes/convoy/mounter.h"
 #include "fakes/convoy/vfs_driver.h"
 #include "fakes/ebs/cloud.h"
 #include "fakes/ebs/cloud_api.h"
 #include "fakes/http/unix_server.h"
+#include "gojson/encode.h"
 
 namespace {
 
@@ -99,7 +99,7 @@ int RunDaemon(const CommonFlags& common, const DaemonFlags& flags) {
   try {
     lock = std::make_unique<convoy::RootLock>(root);
   } catch (const std::exception& e) {
-    std::cout << convoy::GoIndent({{"Error", e.what()}}) << std::endl;
+    std::cout << flexkit::gojson::GoIndent({{"Error", e.what()}}) << std::endl;
     return 1;
   }
   SetUpLogging(root, "daemon");

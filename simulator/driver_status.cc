@@ -3,7 +3,7 @@
 #include <charconv>
 #include <set>
 
-#include "simulator/go_json.h"
+#include "gojson/decode.h"
 
 namespace flexkit::sim {
 
@@ -32,10 +32,10 @@ class StatusDecoder {
   explicit StatusDecoder(std::string_view text, DecodedStatus& out) : cursor_(text), out_(out) {}
 
   void Run() {
-    GoJsonKind kind = cursor_.Kind();
-    if (kind == GoJsonKind::kNull) return;
-    if (kind != GoJsonKind::kObject) {
-      out_.error = std::string("json: cannot unmarshal ") + GoJsonKindName(kind) +
+    gojson::GoJsonKind kind = cursor_.Kind();
+    if (kind == gojson::GoJsonKind::kNull) return;
+    if (kind != gojson::GoJsonKind::kObject) {
+      out_.error = std::string("json: cannot unmarshal ") + gojson::GoJsonKindName(kind) +
                    " into Go value of type flexvolume.DriverStatus";
       return;
     }
@@ -62,7 +62,7 @@ class StatusDecoder {
     }
     if (found == nullptr) {
       for (const char* f : fields) {
-        if (GoFoldEquals(key, f)) {
+        if (gojson::GoFoldEquals(key, f)) {
           found = f;
           break;
         }
@@ -87,28 +87,30 @@ class StatusDecoder {
   }
 
   void String(std::string& target, std::string_view field) {
-    GoJsonKind kind = cursor_.Kind();
-    if (kind == GoJsonKind::kString) {
+    gojson::GoJsonKind kind = cursor_.Kind();
+    if (kind == gojson::GoJsonKind::kString) {
       target = cursor_.ReadString();
       return;
     }
-    if (kind != GoJsonKind::kNull) SaveError(TypeError(GoJsonKindName(kind), field, "string"));
+    if (kind != gojson::GoJsonKind::kNull)
+      SaveError(TypeError(gojson::GoJsonKindName(kind), field, "string"));
     cursor_.SkipValue();
   }
 
   void Bool(bool& target, std::string_view field) {
-    GoJsonKind kind = cursor_.Kind();
-    if (kind == GoJsonKind::kBool) {
+    gojson::GoJsonKind kind = cursor_.Kind();
+    if (kind == gojson::GoJsonKind::kBool) {
       target = cursor_.ReadLiteral() == "true";
       return;
     }
-    if (kind != GoJsonKind::kNull) SaveError(TypeError(GoJsonKindName(kind), field, "bool"));
+    if (kind != gojson::GoJsonKind::kNull)
+      SaveError(TypeError(gojson::GoJsonKindName(kind), field, "bool"));
     cursor_.SkipValue();
   }
 
   void Int64(std::int64_t& target, std::string_view field) {
-    GoJsonKind kind = cursor_.Kind();
-    if (kind == GoJsonKind::kNumber) {
+    gojson::GoJsonKind kind = cursor_.Kind();
+    if (kind == gojson::GoJsonKind::kNumber) {
       std::string_view text = cursor_.ReadLiteral();
       std::int64_t value = 0;
       auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -119,7 +121,8 @@ class StatusDecoder {
       }
       return;
     }
-    if (kind != GoJsonKind::kNull) SaveError(TypeError(GoJsonKindName(kind), field, "int64"));
+    if (kind != gojson::GoJsonKind::kNull)
+      SaveError(TypeError(gojson::GoJsonKindName(kind), field, "int64"));
     cursor_.SkipValue();
   }
 
@@ -141,14 +144,15 @@ class StatusDecoder {
   }
 
   void Capabilities() {
-    GoJsonKind kind = cursor_.Kind();
-    if (kind == GoJsonKind::kNull) {
+    gojson::GoJsonKind kind = cursor_.Kind();
+    if (kind == gojson::GoJsonKind::kNull) {
       cursor_.SkipValue();
       out_.status.capabilities.reset();
       return;
     }
-    if (kind != GoJsonKind::kObject) {
-      SaveError(TypeError(GoJsonKindName(kind), "Capabilities", "flexvolume.DriverCapabilities"));
+    if (kind != gojson::GoJsonKind::kObject) {
+      SaveError(
+          TypeError(gojson::GoJsonKindName(kind), "Capabilities", "flexvolume.DriverCapabilities"));
       cursor_.SkipValue();
       return;
     }
@@ -169,7 +173,7 @@ class StatusDecoder {
     });
   }
 
-  GoJsonCursor cursor_;
+  gojson::GoJsonCursor cursor_;
   DecodedStatus& out_;
   std::set<std::string> seen_;
 };
@@ -178,7 +182,7 @@ class StatusDecoder {
 
 DecodedStatus DecodeDriverStatus(std::string_view output) {
   DecodedStatus out;
-  if (auto syntax = GoJsonSyntaxError(output)) {
+  if (auto syntax = gojson::GoJsonSyntaxError(output)) {
     out.error = *syntax;
     return out;
   }

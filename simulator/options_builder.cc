@@ -51,7 +51,7 @@ std::map<std::string, std::string> BuildOptions(const VersionProfile& profile,
 
 std::string OptionsJson(const VersionProfile& profile, const VolumeSpec& spec,
                         const MountExtras* extras) {
-  return GoMarshalStringMap(BuildOptions(profile, spec, extras), profile.escapes);
+  return gojson::GoMarshalStringMap(BuildOptions(profile, spec, extras), profile.escapes);
 }
 
 }  // namespace flexkit::sim

@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "simulator/go_json.h"
+#include "gojson/encode.h"
 #include "simulator/options_builder.h"
 
 namespace flexkit::sim {
@@ -56,8 +56,8 @@ void Redactor::AddSecret(const std::string& key, const std::string& raw) {
   Register(Base64(raw));
   // As a driver's JSON reply may carry it: escaped inside a JSON string.
   std::set<std::string> escaped = {MinimalJsonEscape(raw)};
-  for (auto style : {GoEscapeStyle::kBeforeGo122, GoEscapeStyle::kGo122}) {
-    const std::string quoted = GoQuoteString(raw, style);
+  for (auto style : {gojson::GoEscapeStyle::kBeforeGo122, gojson::GoEscapeStyle::kGo122}) {
+    const std::string quoted = gojson::GoQuote(raw, style);
     escaped.insert(quoted.substr(1, quoted.size() - 2));
   }
   escaped.erase(raw);

@@ -22,7 +22,7 @@ std::vector<VersionProfile> MakeProfiles() {
   VersionProfile current = v115;
   current.name = "current";
   current.plugin_name_prefix = "";
-  current.escapes = GoEscapeStyle::kGo122;
+  current.escapes = gojson::GoEscapeStyle::kGo122;
 
   return {v17, v115, current};
 }

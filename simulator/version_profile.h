@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "simulator/go_json.h"
+#include "gojson/encode.h"
 
 namespace flexkit::sim {
 
@@ -19,7 +19,7 @@ struct VersionProfile {
   bool honours_capabilities = false;     // 1.7+; 1.6 took every driver as attachable
   bool has_expand_verbs = false;         // 1.13+
   std::string plugin_name_prefix;        // "flexvolume-" in 1.7 .. ~1.19
-  GoEscapeStyle escapes = GoEscapeStyle::kBeforeGo122;
+  gojson::GoEscapeStyle escapes = gojson::GoEscapeStyle::kBeforeGo122;
 };
 
 // The named profile; throws std::invalid_argument naming the known ones.

@@ -9,6 +9,7 @@
 #include "fakes/convoy/objectstore.h"
 #include "fakes/convoy/request_types.h"
 #include "fakes/convoy/volume_json.h"
+#include "gojson/encode.h"
 
 namespace flexkit::fakes::convoy {
 namespace {
@@ -17,8 +18,8 @@ using http::GoError;
 using http::GoText;
 using http::Response;
 
-GoValues Decode(std::string_view body, const GoStruct& type) {
-  GoDecodeResult r = GoDecode(body, type);
+gojson::GoValues Decode(std::string_view body, const gojson::GoStruct& type) {
+  gojson::GoDecodeResult r = gojson::GoDecode(body, type);
   if (r.error) throw ConvoyError(*r.error);
   return std::move(r.values);
 }
@@ -105,7 +106,7 @@ int64_t ParseSize(std::string size) {
     char* end = nullptr;
     long long v = std::strtoll(s.c_str(), &end, 10);
     if (s.empty() || *end != '\0' || errno != 0 || s[0] == ' ' || s[0] == '+') {
-      throw ConvoyError("strconv.ParseInt: parsing " + GoQuote(s) + ": " +
+      throw ConvoyError("strconv.ParseInt: parsing " + gojson::GoQuote(s) + ": " +
                         (errno == ERANGE ? "value out of range" : "invalid syntax"));
     }
     return v;
@@ -125,7 +126,7 @@ bool ParseGoBool(const std::string& s) {
       {"F", false},   {"FALSE", false}, {"false", false}, {"False", false}};
   auto it = kValues.find(s);
   if (it == kValues.end()) {
-    throw ConvoyError("strconv.ParseBool: parsing " + GoQuote(s) + ": invalid syntax");
+    throw ConvoyError("strconv.ParseBool: parsing " + gojson::GoQuote(s) + ": invalid syntax");
   }
   return it->second;
 }
@@ -135,12 +136,12 @@ int64_t ParseGoAtoi(const std::string& s) {
   char* end = nullptr;
   long long v = std::strtoll(s.c_str(), &end, 10);
   if (s.empty() || *end != '\0' || errno != 0 || s[0] == ' ') {
-    throw ConvoyError("strconv.Atoi: parsing " + GoQuote(s) + ": invalid syntax");
+    throw ConvoyError("strconv.Atoi: parsing " + gojson::GoQuote(s) + ": invalid syntax");
   }
   return v;
 }
 
-std::string PluginJson(const nlohmann::ordered_json& j) { return GoIndent(j); }
+std::string PluginJson(const nlohmann::ordered_json& j) { return gojson::GoIndent(j); }
 
 // The two ways Convoy says a volume is missing: 404 on inspect and delete,
 // 400 elsewhere.
@@ -277,11 +278,11 @@ Response ConvoyDaemon::Info() {
                                     {"IgnoreDockerDelete", config_.ignore_docker_delete},
                                     {"CreateOnDockerMount", config_.create_on_docker_mount},
                                     {"CmdTimeout", ""}};
-  std::string body = "{\n\"General\": " + GoIndent(general);
+  std::string body = "{\n\"General\": " + gojson::GoIndent(general);
   for (auto& d : drivers_) {
     nlohmann::ordered_json info = nlohmann::ordered_json::object();
     for (const auto& [k, v] : d->Info()) info[k] = v;
-    body += ",\n" + GoQuote(d->Name()) + ": " + GoIndent(info);
+    body += ",\n" + gojson::GoQuote(d->Name()) + ": " + gojson::GoIndent(info);
   }
   return GoText(body + "\n}");
 }
@@ -306,7 +307,7 @@ Response ConvoyDaemon::VolumeList(const http::Request& request) {
                     const VolumeListing& listing) {
     body.append(first ? "\n\t" : ",\n\t");
     first = false;
-    AppendGoQuoted(body, name);
+    gojson::AppendGoQuoted(body, name);
     body.append(": ");
     const std::string& rendered = raw ? listing.info_json : listing.response_json;
     if (!rendered.empty()) {
@@ -335,7 +336,7 @@ Response ConvoyDaemon::VolumeList(const http::Request& request) {
 }
 
 Response ConvoyDaemon::VolumeInspect(const std::string& body) {
-  GoValues req = Decode(body, api::kVolumeInspect);
+  gojson::GoValues req = Decode(body, api::kVolumeInspect);
   return WithVolume(req.String("VolumeName"), VolumeNotFound,
                     [&](const std::string& name, VolumeDriver& driver) {
                       VolumeListing listing;
@@ -355,7 +356,7 @@ std::string ConvoyDaemon::CreateVolume(CreateRequest request, const std::string&
 }
 
 Response ConvoyDaemon::VolumeCreate(const std::string& body) {
-  GoValues req = Decode(body, config_.stock ? api::kVolumeCreateStock : api::kVolumeCreate);
+  gojson::GoValues req = Decode(body, config_.stock ? api::kVolumeCreateStock : api::kVolumeCreate);
   std::string name = req.String("Name");
   if (name.empty()) name = GenerateName("volume");
   NameLocks::Guard guard(volume_locks_, name);
@@ -396,7 +397,7 @@ Response ConvoyDaemon::VolumeCreate(const std::string& body) {
 }
 
 Response ConvoyDaemon::VolumeMount(const std::string& body) {
-  GoValues req = Decode(body, config_.stock ? api::kVolumeMountStock : api::kVolumeMount);
+  gojson::GoValues req = Decode(body, config_.stock ? api::kVolumeMountStock : api::kVolumeMount);
   return WithVolume(req.String("VolumeName"), VolumeDoesNotExist,
                     [&](const std::string& name, VolumeDriver& driver) {
                       std::string mount_point =
@@ -410,12 +411,12 @@ Response ConvoyDaemon::VolumeMount(const std::string& body) {
                       nlohmann::ordered_json j = {
                           {"Name", name},      {"Driver", ""},          {"MountPoint", mount_point},
                           {"CreatedTime", ""}, {"DriverInfo", nullptr}, {"Snapshots", nullptr}};
-                      return GoText(GoIndent(j));
+                      return GoText(gojson::GoIndent(j));
                     });
 }
 
 Response ConvoyDaemon::VolumeUmount(const std::string& body) {
-  GoValues req = Decode(body, api::kVolumeUmount);
+  gojson::GoValues req = Decode(body, api::kVolumeUmount);
   return WithVolume(req.String("VolumeName"), VolumeDoesNotExist,
                     [&](const std::string& name, VolumeDriver& driver) {
                       driver.Umount(name);
@@ -436,7 +437,7 @@ void ConvoyDaemon::DeleteVolume(const std::string& name, VolumeDriver& driver,
 }
 
 Response ConvoyDaemon::VolumeDelete(const std::string& body) {
-  GoValues req = Decode(body, api::kVolumeDelete);
+  gojson::GoValues req = Decode(body, api::kVolumeDelete);
   bool reference_only = req.Bool("ReferenceOnly");
   return WithVolume(req.String("VolumeName"), VolumeNotFound,
                     [&](const std::string& name, VolumeDriver& driver) {
@@ -446,7 +447,7 @@ Response ConvoyDaemon::VolumeDelete(const std::string& body) {
 }
 
 Response ConvoyDaemon::SnapshotCreate(const std::string& body) {
-  GoValues req = Decode(body, api::kSnapshotCreate);
+  gojson::GoValues req = Decode(body, api::kSnapshotCreate);
   std::string volume = req.String("VolumeName");
   CheckName(volume);
   std::string snapshot = req.String("Name");
@@ -473,12 +474,12 @@ Response ConvoyDaemon::SnapshotCreate(const std::string& body) {
                                 {"VolumeName", volume},
                                 {"CreatedTime", info["SnapshotCreatedAt"]},
                                 {"DriverInfo", InfoJson(info, driver.Name())}};
-    return GoText(GoIndent(j));
+    return GoText(gojson::GoIndent(j));
   });
 }
 
 Response ConvoyDaemon::SnapshotInspect(const std::string& body) {
-  GoValues req = Decode(body, api::kSnapshotInspect);
+  gojson::GoValues req = Decode(body, api::kSnapshotInspect);
   std::string snapshot = req.String("SnapshotName");
   return WithSnapshotVolume(snapshot, "cannot find volume for snapshot ",
                             [&](const std::string& volume, VolumeDriver& driver) {
@@ -491,12 +492,12 @@ Response ConvoyDaemon::SnapshotInspect(const std::string& body) {
                                   {"VolumeCreatedAt", volume_info["VolumeCreatedAt"]},
                                   {"CreatedTime", (*info)["SnapshotCreatedAt"]},
                                   {"DriverInfo", InfoJson(*info, driver.Name())}};
-                              return GoText(GoIndent(j));
+                              return GoText(gojson::GoIndent(j));
                             });
 }
 
 Response ConvoyDaemon::SnapshotDelete(const std::string& body) {
-  GoValues req = Decode(body, api::kSnapshotDelete);
+  gojson::GoValues req = Decode(body, api::kSnapshotDelete);
   std::string snapshot = req.String("SnapshotName");
   return WithSnapshotVolume(snapshot, "cannot find volume for snapshot ",
                             [&](const std::string& volume, VolumeDriver& driver) {
@@ -509,14 +510,15 @@ Response ConvoyDaemon::SnapshotDelete(const std::string& body) {
 }
 
 Response ConvoyDaemon::BackupCreate(const std::string& body) {
-  GoValues req = Decode(body, api::kBackupCreate);
+  gojson::GoValues req = Decode(body, api::kBackupCreate);
   std::string snapshot = req.String("SnapshotName");
   return WithSnapshotVolume(snapshot, "Cannot find volume of snapshot ",
                             [&](const std::string& volume, VolumeDriver& driver) {
                               std::string url = driver.CreateBackup(
                                   snapshot, volume, UnescapeBackupUrl(req.String("URL")),
                                   req.String("Endpoint"));
-                              if (req.Bool("Verbose")) return GoText(GoIndent({{"URL", url}}));
+                              if (req.Bool("Verbose"))
+                                return GoText(gojson::GoIndent({{"URL", url}}));
                               auto amp = url.find('&');
                               if (amp != std::string::npos) url.replace(amp, 1, "\\u0026");
                               return GoText(url);
@@ -524,7 +526,7 @@ Response ConvoyDaemon::BackupCreate(const std::string& body) {
 }
 
 Response ConvoyDaemon::BackupList(const std::string& body) {
-  GoValues req = Decode(body, api::kBackupList);
+  gojson::GoValues req = Decode(body, api::kBackupList);
   // Merged over the drivers in order; the first failure fails the listing.
   std::map<std::string, InfoMap> all;
   for (auto& d : drivers_) {
@@ -539,19 +541,19 @@ Response ConvoyDaemon::BackupList(const std::string& body) {
     for (const auto& [k, v] : info) entry[k] = v;
     j[url] = entry;
   }
-  return GoText(GoIndent(j));
+  return GoText(gojson::GoIndent(j));
 }
 
 Response ConvoyDaemon::BackupInspect(const std::string& body) {
-  GoValues req = Decode(body, api::kBackupList);
+  gojson::GoValues req = Decode(body, api::kBackupList);
   std::string url = UnescapeBackupUrl(req.String("URL"));
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   for (const auto& [k, v] : BackupDriverFor(url).InspectBackup(url)) j[k] = v;
-  return GoText(GoIndent(j));
+  return GoText(gojson::GoIndent(j));
 }
 
 Response ConvoyDaemon::BackupDelete(const std::string& body) {
-  GoValues req = Decode(body, api::kBackupDelete);
+  gojson::GoValues req = Decode(body, api::kBackupDelete);
   std::string url = UnescapeBackupUrl(req.String("URL"));
   BackupDriverFor(url).DeleteBackup(url);
   return Empty();
@@ -576,7 +578,7 @@ Response ConvoyDaemon::Plugin(const std::string& route, const http::Request& req
     if (volumes.empty()) return GoText("{}");
     return GoText(PluginJson({{"Volumes", volumes}}));
   }
-  GoDecodeResult decoded = GoDecode(request.body, api::kPluginRequest);
+  gojson::GoDecodeResult decoded = gojson::GoDecode(request.body, api::kPluginRequest);
   if (decoded.error) return PluginErr(*decoded.error);
   std::string name = decoded.values.String("Name");
   auto opts = decoded.values.StringMap("Opts");

@@ -2,80 +2,86 @@
 // The request structs of Convoy's api/request.go (no json tags: the JSON key
 // is the Go field name), with the PR #161 extension fields; the *Stock
 // variants are v0.5.2's own, where those keys are unknown and so ignored.
-#include "fakes/convoy/go_json.h"
+#include "gojson/decode.h"
 
 namespace flexkit::fakes::convoy::api {
 
-inline const GoStruct kVolumeCreate{"api.VolumeCreateRequest",
-                                    "VolumeCreateRequest",
-                                    {{"Name", GoType::kString},
-                                     {"DriverName", GoType::kString},
-                                     {"Size", GoType::kInt64},
-                                     {"BackupURL", GoType::kString},
-                                     {"Endpoint", GoType::kString},
-                                     {"DriverVolumeID", GoType::kString},
-                                     {"Type", GoType::kString},
-                                     {"IOPS", GoType::kInt64},
-                                     {"PrepareForVM", GoType::kBool},
-                                     {"Verbose", GoType::kBool},
-                                     {"FSType", GoType::kString}}};
-inline const GoStruct kVolumeMount{"api.VolumeMountRequest",
-                                   "VolumeMountRequest",
-                                   {{"VolumeName", GoType::kString},
-                                    {"MountPoint", GoType::kString},
-                                    {"Verbose", GoType::kBool},
-                                    {"ReadWrite", GoType::kString},
-                                    {"BindMount", GoType::kString},
-                                    {"ReMount", GoType::kBool}}};
-inline const GoStruct kVolumeCreateStock{"api.VolumeCreateRequest",
-                                         "VolumeCreateRequest",
-                                         {{"Name", GoType::kString},
-                                          {"DriverName", GoType::kString},
-                                          {"Size", GoType::kInt64},
-                                          {"BackupURL", GoType::kString},
-                                          {"Endpoint", GoType::kString},
-                                          {"DriverVolumeID", GoType::kString},
-                                          {"Type", GoType::kString},
-                                          {"IOPS", GoType::kInt64},
-                                          {"PrepareForVM", GoType::kBool},
-                                          {"Verbose", GoType::kBool}}};
-inline const GoStruct kVolumeMountStock{
-    "api.VolumeMountRequest",
-    "VolumeMountRequest",
-    {{"VolumeName", GoType::kString}, {"MountPoint", GoType::kString}, {"Verbose", GoType::kBool}}};
-inline const GoStruct kVolumeUmount{
-    "api.VolumeUmountRequest", "VolumeUmountRequest", {{"VolumeName", GoType::kString}}};
-inline const GoStruct kVolumeDelete{
+inline const gojson::GoStruct kVolumeCreate{"api.VolumeCreateRequest",
+                                            "VolumeCreateRequest",
+                                            {{"Name", gojson::GoType::kString},
+                                             {"DriverName", gojson::GoType::kString},
+                                             {"Size", gojson::GoType::kInt64},
+                                             {"BackupURL", gojson::GoType::kString},
+                                             {"Endpoint", gojson::GoType::kString},
+                                             {"DriverVolumeID", gojson::GoType::kString},
+                                             {"Type", gojson::GoType::kString},
+                                             {"IOPS", gojson::GoType::kInt64},
+                                             {"PrepareForVM", gojson::GoType::kBool},
+                                             {"Verbose", gojson::GoType::kBool},
+                                             {"FSType", gojson::GoType::kString}}};
+inline const gojson::GoStruct kVolumeMount{"api.VolumeMountRequest",
+                                           "VolumeMountRequest",
+                                           {{"VolumeName", gojson::GoType::kString},
+                                            {"MountPoint", gojson::GoType::kString},
+                                            {"Verbose", gojson::GoType::kBool},
+                                            {"ReadWrite", gojson::GoType::kString},
+                                            {"BindMount", gojson::GoType::kString},
+                                            {"ReMount", gojson::GoType::kBool}}};
+inline const gojson::GoStruct kVolumeCreateStock{"api.VolumeCreateRequest",
+                                                 "VolumeCreateRequest",
+                                                 {{"Name", gojson::GoType::kString},
+                                                  {"DriverName", gojson::GoType::kString},
+                                                  {"Size", gojson::GoType::kInt64},
+                                                  {"BackupURL", gojson::GoType::kString},
+                                                  {"Endpoint", gojson::GoType::kString},
+                                                  {"DriverVolumeID", gojson::GoType::kString},
+                                                  {"Type", gojson::GoType::kString},
+                                                  {"IOPS", gojson::GoType::kInt64},
+                                                  {"PrepareForVM", gojson::GoType::kBool},
+                                                  {"Verbose", gojson::GoType::kBool}}};
+inline const gojson::GoStruct kVolumeMountStock{"api.VolumeMountRequest",
+                                                "VolumeMountRequest",
+                                                {{"VolumeName", gojson::GoType::kString},
+                                                 {"MountPoint", gojson::GoType::kString},
+                                                 {"Verbose", gojson::GoType::kBool}}};
+inline const gojson::GoStruct kVolumeUmount{
+    "api.VolumeUmountRequest", "VolumeUmountRequest", {{"VolumeName", gojson::GoType::kString}}};
+inline const gojson::GoStruct kVolumeDelete{
     "api.VolumeDeleteRequest",
     "VolumeDeleteRequest",
-    {{"VolumeName", GoType::kString}, {"ReferenceOnly", GoType::kBool}}};
-inline const GoStruct kVolumeInspect{
-    "api.VolumeInspectRequest", "VolumeInspectRequest", {{"VolumeName", GoType::kString}}};
-inline const GoStruct kSnapshotCreate{
-    "api.SnapshotCreateRequest",
-    "SnapshotCreateRequest",
-    {{"Name", GoType::kString}, {"VolumeName", GoType::kString}, {"Verbose", GoType::kBool}}};
-inline const GoStruct kSnapshotDelete{
-    "api.SnapshotDeleteRequest", "SnapshotDeleteRequest", {{"SnapshotName", GoType::kString}}};
-inline const GoStruct kSnapshotInspect{
-    "api.SnapshotInspectRequest", "SnapshotInspectRequest", {{"SnapshotName", GoType::kString}}};
-inline const GoStruct kBackupList{"api.BackupListRequest",
-                                  "BackupListRequest",
-                                  {{"URL", GoType::kString},
-                                   {"Endpoint", GoType::kString},
-                                   {"VolumeName", GoType::kString},
-                                   {"SnapshotName", GoType::kString}}};
-inline const GoStruct kBackupCreate{"api.BackupCreateRequest",
-                                    "BackupCreateRequest",
-                                    {{"URL", GoType::kString},
-                                     {"Endpoint", GoType::kString},
-                                     {"SnapshotName", GoType::kString},
-                                     {"Verbose", GoType::kBool}}};
-inline const GoStruct kBackupDelete{"api.BackupDeleteRequest",
-                                    "BackupDeleteRequest",
-                                    {{"URL", GoType::kString}, {"Endpoint", GoType::kString}}};
-inline const GoStruct kPluginRequest{"daemon.pluginRequest",
-                                     "pluginRequest",
-                                     {{"Name", GoType::kString}, {"Opts", GoType::kStringMap}}};
+    {{"VolumeName", gojson::GoType::kString}, {"ReferenceOnly", gojson::GoType::kBool}}};
+inline const gojson::GoStruct kVolumeInspect{
+    "api.VolumeInspectRequest", "VolumeInspectRequest", {{"VolumeName", gojson::GoType::kString}}};
+inline const gojson::GoStruct kSnapshotCreate{"api.SnapshotCreateRequest",
+                                              "SnapshotCreateRequest",
+                                              {{"Name", gojson::GoType::kString},
+                                               {"VolumeName", gojson::GoType::kString},
+                                               {"Verbose", gojson::GoType::kBool}}};
+inline const gojson::GoStruct kSnapshotDelete{"api.SnapshotDeleteRequest",
+                                              "SnapshotDeleteRequest",
+                                              {{"SnapshotName", gojson::GoType::kString}}};
+inline const gojson::GoStruct kSnapshotInspect{"api.SnapshotInspectRequest",
+                                               "SnapshotInspectRequest",
+                                               {{"SnapshotName", gojson::GoType::kString}}};
+inline const gojson::GoStruct kBackupList{"api.BackupListRequest",
+                                          "BackupListRequest",
+                                          {{"URL", gojson::GoType::kString},
+                                           {"Endpoint", gojson::GoType::kString},
+                                           {"VolumeName", gojson::GoType::kString},
+                                           {"SnapshotName", gojson::GoType::kString}}};
+inline const gojson::GoStruct kBackupCreate{"api.BackupCreateRequest",
+                                            "BackupCreateRequest",
+                                            {{"URL", gojson::GoType::kString},
+                                             {"Endpoint", gojson::GoType::kString},
+                                             {"SnapshotName", gojson::GoType::kString},
+                                             {"Verbose", gojson::GoType::kBool}}};
+inline const gojson::GoStruct kBackupDelete{
+    "api.BackupDeleteRequest",
+    "BackupDeleteRequest",
+    {{"URL", gojson::GoType::kString}, {"Endpoint", gojson::GoType::kString}}};
+inline const gojson::GoStruct kPluginRequest{
+    "daemon.pluginRequest",
+    "pluginRequest",
+    {{"Name", gojson::GoType::kString}, {"Opts", gojson::GoType::kStringMap}}};
 
 }  // namespace flexkit::fakes::convoy::api

@@ -1,6 +1,6 @@
 #include "fakes/convoy/volume_json.h"
 
-#include "fakes/convoy/go_json.h"
+#include "gojson/encode.h"
 
 namespace flexkit::fakes::convoy {
 
@@ -10,9 +10,9 @@ void AppendInfo(std::string& out, const InfoMap& info, const std::string& driver
     out.append(first ? "\n" : ",\n");
     first = false;
     out.append(static_cast<size_t>(depth) + 1, '\t');
-    AppendGoQuoted(out, k);
+    gojson::AppendGoQuoted(out, k);
     out.append(": ");
-    AppendGoQuoted(out, v);
+    gojson::AppendGoQuoted(out, v);
   };
   out.push_back('{');
   for (const auto& [k, v] : info) {
@@ -51,13 +51,13 @@ void AppendVolumeResponse(std::string& out, const std::string& name, const std::
                           const VolumeListing& listing, int depth) {
   out.push_back('{');
   AppendKey(out, "Name", depth, true);
-  AppendGoQuoted(out, name);
+  gojson::AppendGoQuoted(out, name);
   AppendKey(out, "Driver", depth);
-  AppendGoQuoted(out, driver);
+  gojson::AppendGoQuoted(out, driver);
   AppendKey(out, "MountPoint", depth);
-  AppendGoQuoted(out, Lookup(listing.info, "MountPoint"));
+  gojson::AppendGoQuoted(out, Lookup(listing.info, "MountPoint"));
   AppendKey(out, "CreatedTime", depth);
-  AppendGoQuoted(out, Lookup(listing.info, "VolumeCreatedAt"));
+  gojson::AppendGoQuoted(out, Lookup(listing.info, "VolumeCreatedAt"));
   AppendKey(out, "DriverInfo", depth);
   AppendInfo(out, listing.info, driver, depth + 1);
   AppendKey(out, "Snapshots", depth);
@@ -70,12 +70,12 @@ void AppendVolumeResponse(std::string& out, const std::string& name, const std::
       out.append(first ? "\n" : ",\n");
       first = false;
       out.append(static_cast<size_t>(depth) + 2, '\t');
-      AppendGoQuoted(out, sname);
+      gojson::AppendGoQuoted(out, sname);
       out.append(": {");
       AppendKey(out, "Name", depth + 2, true);
-      AppendGoQuoted(out, sname);
+      gojson::AppendGoQuoted(out, sname);
       AppendKey(out, "CreatedTime", depth + 2);
-      AppendGoQuoted(out, Lookup(sinfo, "SnapshotCreatedAt"));
+      gojson::AppendGoQuoted(out, Lookup(sinfo, "SnapshotCreatedAt"));
       AppendKey(out, "DriverInfo", depth + 2);
       AppendInfo(out, sinfo, driver, depth + 3);
       out.push_back('\n');

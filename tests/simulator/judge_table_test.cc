@@ -332,7 +332,8 @@ std::vector<Row> Rows() {
   add("null_with_space", " null\n", 0, Fail("", "mount command failed, status: , reason: "));
   add("null_keeps_default_caps", "null", 0,
       std::string(R"({"outcome":"failure","capabilities":)") + kDefaultCaps + "}", "init");
-  add("nul_literal_truncated", "nul", 0, Decode("unexpected end of JSON input"));
+  add("nul_literal_truncated", "nul", 0,
+      Decode("invalid character ' ' in literal null (expecting 'l')"));
   add("NULL_uppercase", "NULL", 0, Decode("invalid character 'N' looking for beginning of value"));
   add("truncated_object", R"({"status":"Success")", 0, Decode("unexpected end of JSON input"));
   add("truncated_string", R"({"status":"Succ)", 0, Decode("unexpected end of JSON input"));
@@ -407,7 +408,7 @@ std::vector<Row> Rows() {
   add("array_missing_comma", R"({"status":"Success","x":[1 2]})", 0,
       Decode("invalid character '2' after array element"));
   add("depth_10000_ok", Nest(9999), 0, Ok());
-  add("depth_10001_error", Nest(10000), 0, Decode("exceeded max depth"));
+  add("depth_10001_error", Nest(10000), 0, Decode("invalid character '[' exceeded max depth"));
 
   // Unknown keys are ignored whatever their values.
   add("unknown_string", R"({"status":"Success","foo":"bar"})", 0, Ok());
