@@ -1,5 +1,6 @@
 #include "conformance/case_result.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace flexkit::conform {
@@ -68,8 +69,12 @@ nlohmann::ordered_json ResultToJson(const CaseResult& r) {
   c["rule"] = r.rule;
   c["rules"] = RulesBroken(r);
   c["findings"] = nlohmann::ordered_json::array();
-  for (const auto& f : FindingsOf(r))
-    c["findings"].push_back({{"verdict", GradeName(f.grade)}, {"rule", f.rule}, {"why", f.why}});
+  for (const auto& f : FindingsOf(r)) {
+    nlohmann::ordered_json finding = {
+        {"verdict", GradeName(f.grade)}, {"rule", f.rule}, {"why", f.why}};
+    if (f.call) finding["call"] = *f.call;
+    c["findings"].push_back(std::move(finding));
+  }
   c["warnings"] = r.warnings;
   c["duration_ms"] = r.duration.count();
   c["driver_ms"] = r.driver_time.count();
@@ -99,8 +104,10 @@ CaseResult ResultFromJson(const nlohmann::ordered_json& j) {
     r.reason = j.at("reason").get<std::string>();
     r.rule = j.at("rule").get<std::string>();
     for (const auto& f : j.at("findings")) {
-      r.findings.push_back({GradeNamed(f.at("verdict").get<std::string>()),
-                            f.at("rule").get<std::string>(), f.at("why").get<std::string>()});
+      Finding finding{GradeNamed(f.at("verdict").get<std::string>()),
+                      f.at("rule").get<std::string>(), f.at("why").get<std::string>()};
+      if (f.contains("call")) finding.call = f["call"].get<std::size_t>();
+      r.findings.push_back(std::move(finding));
     }
     r.warnings = j.at("warnings").get<std::vector<std::string>>();
     r.duration = std::chrono::milliseconds(j.at("duration_ms").get<std::int64_t>());
@@ -135,6 +142,79 @@ std::string Clip(std::string s, std::size_t max) {
 }
 }  // namespace
 
+namespace {
+
+bool RuleKey(const std::string& key) {
+  return key == "kubernetes.io/readwrite" || key == "kubernetes.io/fsType" ||
+         key == "kubernetes.io/fsGroup" || key == "kubernetes.io/mounterArgs.FsGroup" ||
+         key.rfind("kubernetes.io/secret/", 0) == 0;
+}
+
+// `s` cut to at most `cap` bytes (on a UTF-8 character boundary), its size noted.
+std::string Shortened(const std::string& s, std::size_t cap) {
+  if (s.size() <= cap) return s;
+  std::size_t cut = cap;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut) + "...(" + std::to_string(s.size()) + " bytes)";
+}
+
+// One argv element as printed: a plain value, or an options JSON whose
+// values (but the rule keys') may be shortened.
+struct PrintedArg {
+  std::string plain;
+  nlohmann::ordered_json options;  // an object, or null for a plain value
+
+  std::string Render(std::size_t cap) const {
+    if (options.is_null()) return Shortened(plain, cap);
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : options.items()) {
+      if (value.is_string() && !RuleKey(key)) {
+        out[key] = Shortened(value.get<std::string>(), cap);
+      } else {
+        out[key] = value;
+      }
+    }
+    return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+};
+
+}  // namespace
+
+std::string PrintedArgv(const std::vector<std::string>& argv, std::size_t max_bytes) {
+  std::string whole;
+  for (const auto& a : argv) whole += (whole.empty() ? "" : " ") + a;
+  if (whole.size() <= max_bytes) return whole;
+  std::vector<PrintedArg> args;
+  std::size_t longest = 0;
+  for (const auto& a : argv) {
+    PrintedArg p;
+    if (!a.empty() && a.front() == '{') {
+      auto doc = nlohmann::ordered_json::parse(a, nullptr, false);
+      if (doc.is_object()) p.options = std::move(doc);
+    }
+    if (p.options.is_null()) p.plain = a;
+    longest = std::max(longest, a.size());
+    args.push_back(std::move(p));
+  }
+  const auto render = [&](std::size_t cap) {
+    std::string out;
+    for (const auto& p : args) out += (out.empty() ? "" : " ") + p.Render(cap);
+    return out;
+  };
+  // The largest cap on each value that fits; values keep at least a few bytes.
+  constexpr std::size_t kMinCap = 8;
+  std::size_t lo = kMinCap, hi = longest;
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo + 1) / 2;
+    if (render(mid).size() <= max_bytes) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return render(lo);
+}
+
 std::string FormatCalls(const nlohmann::ordered_json& transcript, std::size_t max_argv_bytes) {
   std::string out;
   for (const auto& e : transcript) {
@@ -142,9 +222,9 @@ std::string FormatCalls(const nlohmann::ordered_json& transcript, std::size_t ma
       out += "    event: " + e.dump() + "\n";
       continue;
     }
-    std::string argv;
-    for (const auto& a : e["argv"]) argv += (argv.empty() ? "" : " ") + a.get<std::string>();
-    out += "    [" + e.value("node", "") + "] " + Clip(argv, max_argv_bytes) + "\n";
+    std::vector<std::string> argv;
+    for (const auto& a : e["argv"]) argv.push_back(a.get<std::string>());
+    out += "    [" + e.value("node", "") + "] " + PrintedArgv(argv, max_argv_bytes) + "\n";
     std::string output;
     if (e.contains("output")) {
       for (const auto& c : e["output"]) {
