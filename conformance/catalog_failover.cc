@@ -178,8 +178,10 @@ class Failover : public std::enable_shared_from_this<Failover> {
       } catch (const std::exception& e) {
         // Read-only by design (informational files): no data can follow the
         // pod, and kubelet requires nothing more (as CheckDataRoundTrip).
-        if (!CaseContext::Listable(n, PodDir(pod)))
+        if (!CaseContext::Listable(n, PodDir(pod))) {
+          c_.RecordCheck(n, "write", path, e.what());
           c_.Fail("protocol §7: a mounted volume is writable", std::string("write: ") + e.what());
+        }
         c_.Skip("capability: the volume is mounted but not writable (" + std::string(e.what()) +
                 "), so no data can follow the pod");
       }
@@ -200,9 +202,11 @@ class Failover : public std::enable_shared_from_this<Failover> {
       try {
         data = n.mounter().ReadFile(PodDir(pod) + "/" + name);
       } catch (const std::exception& e) {
+        c_.RecordCheck(n, "read", PodDir(pod) + "/" + name, e.what());
         c_.Fail(rule, "on " + n.name() + ": " + e.what());
       }
       if (Checksum(data) != sum) {
+        c_.RecordCheck(n, "read", PodDir(pod) + "/" + name, "checksum " + Hex(Checksum(data)));
         c_.Fail(rule, "on " + n.name() + ": " + name + " has checksum " + Hex(Checksum(data)) +
                           " (" + std::to_string(data.size()) + " bytes), written with " + Hex(sum));
       }
