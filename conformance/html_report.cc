@@ -546,7 +546,8 @@ svg.seq .check path{stroke:#c62828;stroke-width:2}svg.seq .check text{fill:#c628
 svg.seq g.arrow:hover text{font-weight:bold}
 )css";
 
-// Applies the checkboxes (and the URL fragment) to cases and summary rows;
+// Applies the checkboxes, the two buttons (failures only, all) and the URL
+// fragment to cases and summary rows;
 // reports on <body> how many diagrams rendered and how many cases show.
 constexpr const char* kScript = R"js(
 (function () {
@@ -588,6 +589,16 @@ constexpr const char* kScript = R"js(
   });
   document.body.dataset.rendered = String(rendered);
   boxes.forEach(function (b) { b.addEventListener('change', apply); });
+  var failing = {FAIL: true, FLAKY: true, ERROR: true};
+  document.querySelectorAll('#filters button[data-show]').forEach(function (button) {
+    button.addEventListener('click', function () {
+      var failuresOnly = button.dataset.show === 'failures';
+      boxes.forEach(function (b) {
+        b.checked = !failuresOnly || b.dataset.kind !== 'verdict' || !!failing[b.value];
+      });
+      apply();
+    });
+  });
   window.addEventListener('hashchange', function () { fromFragment(); apply(); });
   fromFragment();
   apply();
@@ -680,7 +691,10 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
   if (summary.interrupted) html += " (interrupted)";
   html += ". Secrets are redacted. Hover an arrow for the call's argv and reply.</p>\n";
 
-  html += "<div id=\"filters\"><fieldset><legend>Verdict</legend>";
+  html +=
+      "<div id=\"filters\"><fieldset><legend>Show</legend><button type=\"button\" "
+      "data-show=\"failures\">Failures only</button> <button type=\"button\" "
+      "data-show=\"all\">All</button></fieldset><fieldset><legend>Verdict</legend>";
   for (const char* grade : {"FAIL", "FLAKY", "ERROR", "WARN", "PASS", "SKIP"}) {
     html += "<label><input type=\"checkbox\" data-kind=\"verdict\" value=\"" + std::string(grade) +
             "\" checked> " + grade + " (" + std::to_string(verdict_counts[grade]) + ")</label>";

@@ -11,7 +11,8 @@
 //   with the full argv and reply on hover and in an expandable list;
 // - FAIL cases highlighted with the rule broken, the reason and the
 //   failing call's reply; WARN cases marked;
-// - checkboxes by verdict and by tag that hide and show cases and summary
+// - checkboxes by verdict and by tag, and buttons "Failures only" and
+//   "All", that hide and show cases and summary
 //   rows. A URL fragment sets them on load, e.g. `#verdict=FAIL,WARN` or
 //   `#tag=secrets` (the page also re-reads it on hashchange).
 // The page's script sets, for tools that check it (tests, CI): on <body>,
