@@ -140,9 +140,6 @@ std::string Clip(std::string s, std::size_t max) {
   if (s.size() > max) s = s.substr(0, max) + "...(" + std::to_string(s.size()) + " bytes)";
   return s;
 }
-}  // namespace
-
-namespace {
 
 bool RuleKey(const std::string& key) {
   return key == "kubernetes.io/readwrite" || key == "kubernetes.io/fsType" ||
@@ -150,26 +147,28 @@ bool RuleKey(const std::string& key) {
          key.rfind("kubernetes.io/secret/", 0) == 0;
 }
 
-// `s` cut to at most `cap` bytes (on a UTF-8 character boundary), its size noted.
+// `s` cut to `cap` bytes (on a UTF-8 character boundary), its size noted;
+// whole when cutting would not make it shorter.
 std::string Shortened(const std::string& s, std::size_t cap) {
-  if (s.size() <= cap) return s;
+  const std::string note = "...(" + std::to_string(s.size()) + " bytes)";
+  if (s.size() <= cap + note.size()) return s;
   std::size_t cut = cap;
   while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return s.substr(0, cut) + "...(" + std::to_string(s.size()) + " bytes)";
+  return s.substr(0, cut) + note;
 }
 
-// One argv element as printed: a plain value, or an options JSON whose
-// values (but the rule keys') may be shortened.
+// One argv element as printed: a plain value (a path, a device), or an
+// options JSON whose values (but the rule keys') may be shortened.
 struct PrintedArg {
   std::string plain;
   nlohmann::ordered_json options;  // an object, or null for a plain value
 
-  std::string Render(std::size_t cap) const {
-    if (options.is_null()) return Shortened(plain, cap);
+  std::string Render(std::size_t options_cap, std::size_t plain_cap) const {
+    if (options.is_null()) return Shortened(plain, plain_cap);
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
     for (const auto& [key, value] : options.items()) {
       if (value.is_string() && !RuleKey(key)) {
-        out[key] = Shortened(value.get<std::string>(), cap);
+        out[key] = Shortened(value.get<std::string>(), options_cap);
       } else {
         out[key] = value;
       }
@@ -177,6 +176,20 @@ struct PrintedArg {
     return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
 };
+
+// The largest cap in [lo, hi] for which fits(cap) holds (fits is monotone), or lo.
+template <typename Fits>
+std::size_t LargestCap(std::size_t lo, std::size_t hi, const Fits& fits) {
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo + 1) / 2;
+    if (fits(mid)) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
 
 }  // namespace
 
@@ -196,23 +209,20 @@ std::string PrintedArgv(const std::vector<std::string>& argv, std::size_t max_by
     longest = std::max(longest, a.size());
     args.push_back(std::move(p));
   }
-  const auto render = [&](std::size_t cap) {
+  const auto render = [&](std::size_t options_cap, std::size_t plain_cap) {
     std::string out;
-    for (const auto& p : args) out += (out.empty() ? "" : " ") + p.Render(cap);
+    for (const auto& p : args) out += (out.empty() ? "" : " ") + p.Render(options_cap, plain_cap);
     return out;
   };
-  // The largest cap on each value that fits; values keep at least a few bytes.
+  // Option values are shortened first (paths say where a call acted);
+  // values keep at least a few bytes.
   constexpr std::size_t kMinCap = 8;
-  std::size_t lo = kMinCap, hi = longest;
-  while (lo < hi) {
-    const std::size_t mid = lo + (hi - lo + 1) / 2;
-    if (render(mid).size() <= max_bytes) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return render(lo);
+  const std::size_t options_cap = LargestCap(
+      kMinCap, longest, [&](std::size_t cap) { return render(cap, longest).size() <= max_bytes; });
+  if (render(options_cap, longest).size() <= max_bytes) return render(options_cap, longest);
+  const std::size_t plain_cap = LargestCap(
+      kMinCap, longest, [&](std::size_t cap) { return render(kMinCap, cap).size() <= max_bytes; });
+  return render(kMinCap, plain_cap);
 }
 
 std::string FormatCalls(const nlohmann::ordered_json& transcript, std::size_t max_argv_bytes) {

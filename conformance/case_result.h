@@ -69,14 +69,14 @@ nlohmann::ordered_json ResultToJson(const CaseResult& r);
 CaseResult ResultFromJson(const nlohmann::ordered_json& j);
 
 // `argv` joined with spaces for people to read, at most about `max_bytes`:
-// beyond that, values are shortened ("abc...(N bytes)"), the longest first,
-// never the options a rule is about: in an options JSON every key stays,
-// and the values of kubernetes.io/readwrite, kubernetes.io/fsType, both
-// fsGroup keys and kubernetes.io/secret/* (already redacted) stay whole.
+// beyond that, values are shortened ("abc...(N bytes)"), the longest first
+// and option values before paths, never the options a rule is about: in an options JSON every key
+// stays, and the values of kubernetes.io/readwrite, kubernetes.io/fsType, both fsGroup keys and
+// kubernetes.io/secret/* (already redacted) stay whole.
 std::string PrintedArgv(const std::vector<std::string>& argv, std::size_t max_bytes);
 
 // A FAIL shows the calls that led to it: one line per call (node, argv,
 // exit, output, verdict, mount changes), secrets already redacted.
-std::string FormatCalls(const nlohmann::ordered_json& transcript, std::size_t max_argv_bytes = 300);
+std::string FormatCalls(const nlohmann::ordered_json& transcript, std::size_t max_argv_bytes = 800);
 
 }  // namespace flexkit::conform
