@@ -251,16 +251,17 @@ void CaseContext::Warn(const std::string& warning) {
   warnings_.push_back(warning);
 }
 
-void CaseContext::Record(const std::string& rule, const std::string& why) const {
+void CaseContext::Record(const std::string& rule, const std::string& why,
+                         std::optional<std::size_t> call) const {
   std::lock_guard lock(mutex_);
   for (const auto& f : findings_) {
     if (f.rule == rule && f.why == why) return;
   }
   // The check just failed judged the latest call: its reply, or what it
   // left on the node.
-  const std::size_t calls = transcript_.Calls().size();
-  Finding finding{Grade::kFail, rule, why};
-  if (calls > 0) finding.call = calls - 1;
+  Finding finding{Grade::kFail, rule, why, call};
+  if (const std::size_t calls = transcript_.Calls().size(); !call && calls > 0)
+    finding.call = calls - 1;
   findings_.push_back(std::move(finding));
 }
 
@@ -283,8 +284,9 @@ bool CaseContext::Restates(const std::string& why) const {
   return false;
 }
 
-void CaseContext::Fail(const std::string& rule, const std::string& why) const {
-  if (!Restates(why)) Record(rule, why);
+void CaseContext::Fail(const std::string& rule, const std::string& why,
+                       std::optional<std::size_t> call) const {
+  if (!Restates(why)) Record(rule, why, call);
   CaseFailure failure(rule, why);
   failure.recorded = true;
   throw failure;
