@@ -440,6 +440,7 @@ std::string SequenceDiagram::Svg() const {
   svg += "<title>" + HtmlText(result_.name) + ": calls across components and nodes</title>";
   svg += "<defs><marker id=\"" + marker +
          "\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" "
+         "markerUnits=\"userSpaceOnUse\" "
          "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\"/></marker></defs>";
   for (std::size_t i = 0; i < lifelines_.size(); ++i) {
     const std::string& name = lifelines_[i];
@@ -481,7 +482,7 @@ std::string SequenceDiagram::Svg() const {
              " h30 v10 h-30\" "
              "marker-end=\"url(#" +
              marker + ")\"/><text class=\"self\" x=\"" + std::to_string(x0 + 36) + "\" y=\"" +
-             std::to_string(y - 2) + "\">" + HtmlText(Label(row.label, 60)) + "</text>" + options;
+             std::to_string(y - 2) + "\">" + HtmlText(Label(row.label, 90)) + "</text>" + options;
     } else {
       const int x1 = x(row.from), x2 = x(row.to);
       const std::size_t room = static_cast<std::size_t>(std::abs(x2 - x1) / 7);  // 11px monospace
@@ -514,7 +515,7 @@ th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 td.reason{max-width:40em;overflow-wrap:anywhere}
 .badge{display:inline-block;padding:0 .5em;border-radius:3px;color:#fff;font-weight:600}
 .badge.PASS{background:#2e7d32}.badge.FAIL{background:#c62828}
-.badge.SKIP{background:#00838f}.badge.WARN{background:#ef6c00}.badge.ERROR{background:#6a1b9a}
+.badge.SKIP{background:#00838f}.badge.FLAKY{background:#ad7a00}.badge.WARN{background:#ef6c00}.badge.ERROR{background:#6a1b9a}
 tr.FAIL{background:#fdecea}tr.WARN{background:#fff4e5}
 section.case{background:#fff;border:1px solid #ddd;border-left:6px solid #2e7d32;border-radius:4px;
  margin:1em 0;padding:.8em;overflow-x:auto}
@@ -525,7 +526,7 @@ section.case.WARN{border-left-color:#ef6c00}section.case.SKIP{border-left-color:
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f4f4f4;padding:.4em;margin:.3em 0;
  max-height:24em;overflow:auto}
 li.failing{background:#fdecea}
-svg.seq{font:11px monospace;display:block;margin:.5em 0}
+svg.seq{font:11px monospace;display:block;margin:.5em 0;overflow:visible}
 svg.seq text{text-anchor:middle}svg.seq text.self{text-anchor:start}
 svg.seq .lifeline line{stroke:#999;stroke-dasharray:4 3}
 svg.seq .lifeline rect{fill:#eef2f7;stroke:#7a8ca5}
