@@ -191,14 +191,18 @@ void CaseContext::CheckCanaries(const std::string& verb) const {
 void CaseContext::CheckMounted(sim::Node& n, const std::string& verb, const std::string& target,
                                bool read_only) {
   constexpr const char* kRule = "protocol §3: a Success is true (the mount exists and is usable)";
-  if (!n.mounter().IsMountPoint(target))
+  if (!n.mounter().IsMountPoint(target)) {
+    RecordCheck(n, "mount point", target, "not a mount point");
     Fail(kRule, verb + " answered Success but " + target + " is not a mount point");
+  }
   std::error_code ec;
   const std::string real = HostPath(n, target);
   if (read_only) {
     std::filesystem::directory_iterator it(real, ec);
-    if (ec)
+    if (ec) {
+      RecordCheck(n, "read", target, ec.message());
       Fail(kRule, verb + " answered Success but " + target + " cannot be read: " + ec.message());
+    }
     return;
   }
   const std::string probe = target + "/.flexconform-probe-" + std::to_string(++counter_);
@@ -211,15 +215,19 @@ void CaseContext::CheckMounted(sim::Node& n, const std::string& verb, const std:
     std::filesystem::remove(HostPath(n, probe), ec);
     // A filesystem read-only by design (informational files) still serves
     // the pod: a WARN, while one that cannot even be listed FAILs.
-    if (!Listable(n, target))
+    if (!Listable(n, target)) {
+      RecordCheck(n, "write", probe, e.what());
       Fail(kRule, verb + " answered Success but " + target + " is not usable: " + e.what());
+    }
     Warn(verb + ": " + target + " is mounted but not writable: " + e.what());
     return;
   }
   std::filesystem::remove(HostPath(n, probe), ec);
-  if (back != content)
+  if (back != content) {
+    RecordCheck(n, "read back", probe, "read back '" + back + "'");
     Fail(kRule,
          verb + " answered Success but a file written in " + target + " read back '" + back + "'");
+  }
 }
 
 void CaseContext::AddSecret(const std::string& raw) {
@@ -243,12 +251,27 @@ void CaseContext::Warn(const std::string& warning) {
   warnings_.push_back(warning);
 }
 
-void CaseContext::Record(const std::string& rule, const std::string& why) const {
+void CaseContext::Record(const std::string& rule, const std::string& why,
+                         std::optional<std::size_t> call) const {
   std::lock_guard lock(mutex_);
   for (const auto& f : findings_) {
     if (f.rule == rule && f.why == why) return;
   }
-  findings_.push_back({Grade::kFail, rule, why});
+  // The check just failed judged the latest call: its reply, or what it
+  // left on the node.
+  Finding finding{Grade::kFail, rule, why, call};
+  if (const std::size_t calls = transcript_.Calls().size(); !call && calls > 0)
+    finding.call = calls - 1;
+  findings_.push_back(std::move(finding));
+}
+
+void CaseContext::RecordCheck(const sim::Node& n, const std::string& check, const std::string& path,
+                              const std::string& outcome) {
+  transcript_.AddEvent("check", {{"node", n.name()},
+                                 {"check", check},
+                                 {"path", Redact(path)},
+                                 {"failed", true},
+                                 {"outcome", Redact(outcome)}});
 }
 
 bool CaseContext::Restates(const std::string& why) const {
@@ -261,8 +284,9 @@ bool CaseContext::Restates(const std::string& why) const {
   return false;
 }
 
-void CaseContext::Fail(const std::string& rule, const std::string& why) const {
-  if (!Restates(why)) Record(rule, why);
+void CaseContext::Fail(const std::string& rule, const std::string& why,
+                       std::optional<std::size_t> call) const {
+  if (!Restates(why)) Record(rule, why, call);
   CaseFailure failure(rule, why);
   failure.recorded = true;
   throw failure;

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -144,9 +145,19 @@ class CaseContext {
   // Records that `rule` was broken and ends the case (FAIL). A `why` that
   // only restates a finding already recorded (a teardown error quoting it)
   // adds nothing.
-  [[noreturn]] void Fail(const std::string& rule, const std::string& why) const;
-  // Records that `rule` was broken; the case goes on.
-  void Record(const std::string& rule, const std::string& why) const;
+  // `call`: the call the check judged (Finding::call); by default the latest.
+  [[noreturn]] void Fail(const std::string& rule, const std::string& why,
+                         std::optional<std::size_t> call = std::nullopt) const;
+  // Records that `rule` was broken, judged on `call` (by default the latest
+  // call); the case goes on.
+  void Record(const std::string& rule, const std::string& why,
+              std::optional<std::size_t> call = std::nullopt) const;
+  // A check the harness made on node n that came out wrong (a write that
+  // failed, or went through a read-only mount; a read that differs),
+  // recorded in the transcript as an event "check" {node, check, path,
+  // failed, outcome}, so reports draw it as a step of its own.
+  void RecordCheck(const sim::Node& n, const std::string& check, const std::string& path,
+                   const std::string& outcome);
   // Every rule broken so far, in order, each once.
   std::vector<Finding> findings() const;
   // True when `why` ends with the why of a recorded finding.

@@ -1,5 +1,6 @@
 #include "conformance/case_result.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace flexkit::conform {
@@ -68,8 +69,12 @@ nlohmann::ordered_json ResultToJson(const CaseResult& r) {
   c["rule"] = r.rule;
   c["rules"] = RulesBroken(r);
   c["findings"] = nlohmann::ordered_json::array();
-  for (const auto& f : FindingsOf(r))
-    c["findings"].push_back({{"verdict", GradeName(f.grade)}, {"rule", f.rule}, {"why", f.why}});
+  for (const auto& f : FindingsOf(r)) {
+    nlohmann::ordered_json finding = {
+        {"verdict", GradeName(f.grade)}, {"rule", f.rule}, {"why", f.why}};
+    if (f.call) finding["call"] = *f.call;
+    c["findings"].push_back(std::move(finding));
+  }
   c["warnings"] = r.warnings;
   c["duration_ms"] = r.duration.count();
   c["driver_ms"] = r.driver_time.count();
@@ -99,8 +104,10 @@ CaseResult ResultFromJson(const nlohmann::ordered_json& j) {
     r.reason = j.at("reason").get<std::string>();
     r.rule = j.at("rule").get<std::string>();
     for (const auto& f : j.at("findings")) {
-      r.findings.push_back({GradeNamed(f.at("verdict").get<std::string>()),
-                            f.at("rule").get<std::string>(), f.at("why").get<std::string>()});
+      Finding finding{GradeNamed(f.at("verdict").get<std::string>()),
+                      f.at("rule").get<std::string>(), f.at("why").get<std::string>()};
+      if (f.contains("call")) finding.call = f["call"].get<std::size_t>();
+      r.findings.push_back(std::move(finding));
     }
     r.warnings = j.at("warnings").get<std::vector<std::string>>();
     r.duration = std::chrono::milliseconds(j.at("duration_ms").get<std::int64_t>());
@@ -133,7 +140,90 @@ std::string Clip(std::string s, std::size_t max) {
   if (s.size() > max) s = s.substr(0, max) + "...(" + std::to_string(s.size()) + " bytes)";
   return s;
 }
+
+bool RuleKey(const std::string& key) {
+  return key == "kubernetes.io/readwrite" || key == "kubernetes.io/fsType" ||
+         key == "kubernetes.io/fsGroup" || key == "kubernetes.io/mounterArgs.FsGroup" ||
+         key.rfind("kubernetes.io/secret/", 0) == 0;
+}
+
+// `s` cut to `cap` bytes (on a UTF-8 character boundary), its size noted;
+// whole when cutting would not make it shorter.
+std::string Shortened(const std::string& s, std::size_t cap) {
+  const std::string note = "...(" + std::to_string(s.size()) + " bytes)";
+  if (s.size() <= cap + note.size()) return s;
+  std::size_t cut = cap;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut) + note;
+}
+
+// One argv element as printed: a plain value (a path, a device), or an
+// options JSON whose values (but the rule keys') may be shortened.
+struct PrintedArg {
+  std::string plain;
+  nlohmann::ordered_json options;  // an object, or null for a plain value
+
+  std::string Render(std::size_t options_cap, std::size_t plain_cap) const {
+    if (options.is_null()) return Shortened(plain, plain_cap);
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : options.items()) {
+      if (value.is_string() && !RuleKey(key)) {
+        out[key] = Shortened(value.get<std::string>(), options_cap);
+      } else {
+        out[key] = value;
+      }
+    }
+    return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+};
+
+// The largest cap in [lo, hi] for which fits(cap) holds (fits is monotone), or lo.
+template <typename Fits>
+std::size_t LargestCap(std::size_t lo, std::size_t hi, const Fits& fits) {
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo + 1) / 2;
+    if (fits(mid)) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+
 }  // namespace
+
+std::string PrintedArgv(const std::vector<std::string>& argv, std::size_t max_bytes) {
+  std::string whole;
+  for (const auto& a : argv) whole += (whole.empty() ? "" : " ") + a;
+  if (whole.size() <= max_bytes) return whole;
+  std::vector<PrintedArg> args;
+  std::size_t longest = 0;
+  for (const auto& a : argv) {
+    PrintedArg p;
+    if (!a.empty() && a.front() == '{') {
+      auto doc = nlohmann::ordered_json::parse(a, nullptr, false);
+      if (doc.is_object()) p.options = std::move(doc);
+    }
+    if (p.options.is_null()) p.plain = a;
+    longest = std::max(longest, a.size());
+    args.push_back(std::move(p));
+  }
+  const auto render = [&](std::size_t options_cap, std::size_t plain_cap) {
+    std::string out;
+    for (const auto& p : args) out += (out.empty() ? "" : " ") + p.Render(options_cap, plain_cap);
+    return out;
+  };
+  // Option values are shortened first (paths say where a call acted);
+  // values keep at least a few bytes.
+  constexpr std::size_t kMinCap = 8;
+  const std::size_t options_cap = LargestCap(
+      kMinCap, longest, [&](std::size_t cap) { return render(cap, longest).size() <= max_bytes; });
+  if (render(options_cap, longest).size() <= max_bytes) return render(options_cap, longest);
+  const std::size_t plain_cap = LargestCap(
+      kMinCap, longest, [&](std::size_t cap) { return render(kMinCap, cap).size() <= max_bytes; });
+  return render(kMinCap, plain_cap);
+}
 
 std::string FormatCalls(const nlohmann::ordered_json& transcript, std::size_t max_argv_bytes) {
   std::string out;
@@ -142,9 +232,9 @@ std::string FormatCalls(const nlohmann::ordered_json& transcript, std::size_t ma
       out += "    event: " + e.dump() + "\n";
       continue;
     }
-    std::string argv;
-    for (const auto& a : e["argv"]) argv += (argv.empty() ? "" : " ") + a.get<std::string>();
-    out += "    [" + e.value("node", "") + "] " + Clip(argv, max_argv_bytes) + "\n";
+    std::vector<std::string> argv;
+    for (const auto& a : e["argv"]) argv.push_back(a.get<std::string>());
+    out += "    [" + e.value("node", "") + "] " + PrintedArgv(argv, max_argv_bytes) + "\n";
     std::string output;
     if (e.contains("output")) {
       for (const auto& c : e["output"]) {

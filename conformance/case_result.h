@@ -2,6 +2,7 @@
 // The grade of one case and what a report shows for it.
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,17 @@ Grade GradeNamed(const std::string& name);
 
 // One rule a case saw broken (or the harness error that stopped it).
 struct Finding {
+  Finding() = default;
+  Finding(Grade g, std::string broken, std::string reason,
+          std::optional<std::size_t> judged_call = std::nullopt)
+      : grade(g), rule(std::move(broken)), why(std::move(reason)), call(judged_call) {}
   Grade grade = Grade::kFail;  // kFail or kError
   std::string rule;            // "F1/F2/F3 (protocol §3: ...)"
   std::string why;
+  // The call the failing check judged (whose reply or effect broke the
+  // rule): its position among the transcript's calls, 0 first. Empty when
+  // the finding is about no call (a leak, a fixture).
+  std::optional<std::size_t> call;
 };
 
 struct CaseResult {
@@ -59,8 +68,15 @@ std::vector<Finding> FindingsOf(const CaseResult& r);
 nlohmann::ordered_json ResultToJson(const CaseResult& r);
 CaseResult ResultFromJson(const nlohmann::ordered_json& j);
 
+// `argv` joined with spaces for people to read, at most about `max_bytes`:
+// beyond that, values are shortened ("abc...(N bytes)"), the longest first
+// and option values before paths, never the options a rule is about: in an options JSON every key
+// stays, and the values of kubernetes.io/readwrite, kubernetes.io/fsType, both fsGroup keys and
+// kubernetes.io/secret/* (already redacted) stay whole.
+std::string PrintedArgv(const std::vector<std::string>& argv, std::size_t max_bytes);
+
 // A FAIL shows the calls that led to it: one line per call (node, argv,
 // exit, output, verdict, mount changes), secrets already redacted.
-std::string FormatCalls(const nlohmann::ordered_json& transcript, std::size_t max_argv_bytes = 300);
+std::string FormatCalls(const nlohmann::ordered_json& transcript, std::size_t max_argv_bytes = 800);
 
 }  // namespace flexkit::conform

@@ -25,6 +25,8 @@ void ReadOnlyEnforced(CaseContext& c) {
     // expected: EROFS
   }
   if (wrote) {
+    c.RecordCheck(n, "write", v.pod_dir + "/must-not-exist",
+                  "the write succeeded (read-only asked)");
     c.Fail("F18 (protocol §4: readwrite=ro mounts read-only)",
            "a write through " + v.pod_dir +
                " succeeded (mount options: " + c.MountOptions(n, v.pod_dir) + ")");
@@ -54,6 +56,8 @@ void GlobalPathReadOnly(CaseContext& c) {
     // expected: EROFS
   }
   if (wrote) {
+    c.RecordCheck(n, "write", v.global_path + "/must-not-exist",
+                  "the write succeeded (read-only asked)");
     std::error_code ec;
     std::filesystem::remove(CaseContext::HostPath(n, v.global_path + "/must-not-exist"), ec);
   }

@@ -28,10 +28,13 @@ using model::Verb;
 using model::VolumeModel;
 
 struct Divergence {
+  Divergence(std::size_t at, std::string broken, std::string wanted, std::string got)
+      : step(at), rule(std::move(broken)), expected(std::move(wanted)), actual(std::move(got)) {}
   std::size_t step = 0;  // == sequence size: the teardown after it
   std::string rule;
   std::string expected;
   std::string actual;
+  std::optional<std::size_t> call;  // the call whose reply or effect diverged (Finding::call)
 };
 
 Outcome OutcomeOf(const sim::CallResult& r) {
@@ -124,6 +127,8 @@ class SequenceRun {
       }
       if (d) {
         d->step = i;
+        if (const std::size_t calls = c_.transcript().Calls().size(); calls > 0)
+          d->call = calls - 1;
         c_.tracker().UnwindAll();  // the divergence is the finding; clean up quietly
         return d;
       }
@@ -511,7 +516,7 @@ std::optional<Divergence> RunFresh(CaseContext& c, const VolumeModel& m, const S
   why << ": " << model::SequenceName(s) << ". Step " << d.step + 1 << " ("
       << (d.step < s.size() ? model::ActionName(s[d.step]) : std::string("teardown"))
       << "): expected " << d.expected << ", got " << d.actual << ". Replay: " << replay;
-  c.Fail(d.rule, why.str());
+  c.Fail(d.rule, why.str(), d.call);
 }
 
 void Exhaustive(CaseContext& c, const SequenceOptions& options) {

@@ -8,6 +8,8 @@
 #include <set>
 #include <vector>
 
+#include "simulator/options_builder.h"
+
 namespace flexkit::conform {
 namespace {
 
@@ -66,13 +68,62 @@ std::string Str(const Json& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
 
-std::string Argv(const Json& call) {
-  std::string out;
-  if (!call.contains("argv")) return out;
+std::vector<std::string> ArgvOf(const Json& call) {
+  std::vector<std::string> argv;
+  if (!call.contains("argv") || !call["argv"].is_array()) return argv;
   for (const auto& a : call["argv"]) {
-    if (a.is_string()) out += (out.empty() ? "" : " ") + a.get<std::string>();
+    if (a.is_string()) argv.push_back(a.get<std::string>());
+  }
+  return argv;
+}
+
+// The argv as printed: long values shortened, never the options a rule is about.
+std::string Argv(const Json& call, std::size_t max_bytes = 2048) {
+  return PrintedArgv(ArgvOf(call), max_bytes);
+}
+
+// What decides a verb's effect, from its options JSON: read-only or not,
+// the filesystem, the fsGroup, and which secrets came (names only: their
+// values are redacted and never shown). "" when the call has no options.
+std::string DecisiveOptions(const Json& call) {
+  std::string out;
+  const auto add = [&out](const std::string& item) { out += (out.empty() ? "" : " ") + item; };
+  for (const auto& a : ArgvOf(call)) {
+    if (a.empty() || a.front() != '{') continue;
+    const auto options = Json::parse(a, nullptr, false);
+    if (!options.is_object()) continue;
+    const auto value = [&options](const char* key) {
+      return options.contains(key) && options[key].is_string() ? options[key].get<std::string>()
+                                                               : std::string();
+    };
+    if (options.contains("kubernetes.io/readwrite"))
+      add("readwrite=" + value("kubernetes.io/readwrite"));
+    if (!value("kubernetes.io/fsType").empty()) add("fsType=" + value("kubernetes.io/fsType"));
+    for (const char* key : {"kubernetes.io/fsGroup", "kubernetes.io/mounterArgs.FsGroup"}) {
+      if (!value(key).empty()) add("fsGroup=" + value(key));
+    }
+    std::string secrets;
+    for (const auto& [key, v] : options.items()) {
+      if (key.rfind(sim::kSecretKeyPrefix, 0) == 0)
+        secrets +=
+            (secrets.empty() ? "" : ",") + key.substr(std::string(sim::kSecretKeyPrefix).size());
+    }
+    if (!secrets.empty()) add("secrets=" + secrets);
   }
   return out;
+}
+
+bool IsCheck(const Json& e) { return Str(e, "type") == "event" && Str(e, "event") == "check"; }
+
+const Json& CheckDetails(const Json& e) {
+  static const Json kNone = Json::object();
+  return e.contains("details") && e["details"].is_object() ? e["details"] : kNone;
+}
+
+// What a check row says: "check write: Read-only file system" (the path is in the hover).
+std::string CheckLabel(const Json& e) {
+  const Json& d = CheckDetails(e);
+  return "check " + Str(d, "check") + ": " + Str(d, "outcome");
 }
 
 std::string Output(const Json& call) {
@@ -120,6 +171,8 @@ std::string ReplyLabel(const Json& call) {
 std::string CallDetails(const Json& call) {
   std::string text = "[" + Str(call, "node") + "] " + Str(call, "component") + ": " + Argv(call) +
                      "\n" + ExitText(call);
+  if (const std::string options = DecisiveOptions(call); !options.empty())
+    text += "\noptions: " + options;
   if (call.contains("duration_ms")) text += " after " + call["duration_ms"].dump() + " ms";
   text += "\noutcome: " + Outcome(call);
   if (call.contains("verdict") && call["verdict"].is_object()) {
@@ -137,16 +190,41 @@ std::string CallDetails(const Json& call) {
   return text;
 }
 
-// The call a FAIL is about (transcript index): the last call that went
-// wrong, else the last call.
-std::optional<std::size_t> FailingCall(const CaseResult& r) {
-  std::optional<std::size_t> last_call, last_bad;
+// The transcript index of the case's `n`-th call (0 first).
+std::optional<std::size_t> NthCall(const CaseResult& r, std::size_t n) {
   for (std::size_t i = 0; i < r.transcript.size(); ++i) {
     if (Str(r.transcript[i], "type") != "call") continue;
-    last_call = i;
-    if (CallFailed(r.transcript[i])) last_bad = i;
+    if (n-- == 0) return i;
   }
-  return last_bad ? last_bad : last_call;
+  return std::nullopt;
+}
+
+// The call a failure is about (transcript index): the call the first
+// finding that names one judged (FAIL findings first), else, for findings
+// about no particular call (a teardown, older reports), the first call
+// that went wrong; none when no call did.
+std::optional<std::size_t> FailingCall(const CaseResult& r) {
+  const auto findings = FindingsOf(r);
+  for (const bool fail_only : {true, false}) {
+    for (const auto& f : findings) {
+      if (!f.call || (fail_only && f.grade != Grade::kFail)) continue;
+      if (const auto index = NthCall(r, *f.call)) return index;
+    }
+  }
+  for (std::size_t i = 0; i < r.transcript.size(); ++i) {
+    if (Str(r.transcript[i], "type") == "call" && CallFailed(r.transcript[i])) return i;
+  }
+  return std::nullopt;
+}
+
+bool Failed(Grade g) { return g == Grade::kFail || g == Grade::kError || g == Grade::kFlaky; }
+
+// 1 for the case's first call: how the list under the diagram numbers it.
+std::size_t CallNumber(const CaseResult& r, std::size_t transcript_index) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i <= transcript_index && i < r.transcript.size(); ++i)
+    n += Str(r.transcript[i], "type") == "call" ? 1 : 0;
+  return n;
 }
 
 std::string CallerLifeline(const Json& call) {
@@ -164,6 +242,12 @@ class SequenceDiagram {
     bool controller = false;
     std::set<std::string> callers;
     for (const auto& e : r.transcript) {
+      if (IsCheck(e)) {
+        // A check runs in a pod on its node: drawn on that node's kubelet.
+        const std::string node = Str(CheckDetails(e), "node");
+        if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+        callers.insert("kubelet " + node);
+      }
       if (Str(e, "type") != "call") continue;
       const std::string node = Str(e, "node");
       if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
@@ -202,6 +286,7 @@ class SequenceDiagram {
   struct Row {
     std::size_t from = 0, to = 0;
     std::string label;
+    std::string options;  // under the arrow: the call's decisive options
     std::string hover;
     std::string css;  // arrow class
     bool note = false;
@@ -275,9 +360,20 @@ void SequenceDiagram::Layout() {
   std::vector<bool> drawn(result_.timeline.backend.size(), false);
   std::size_t call_index = 0;
   const std::optional<std::size_t> failing =
-      result_.grade == Grade::kFail ? FailingCall(result_) : std::nullopt;
+      Failed(result_.grade) ? FailingCall(result_) : std::nullopt;
   for (std::size_t i = 0; i < result_.transcript.size(); ++i) {
     const Json& e = result_.transcript[i];
+    if (IsCheck(e)) {
+      Row check;
+      check.from = check.to = *Find("kubelet " + Str(CheckDetails(e), "node"));
+      check.label = CheckLabel(e);
+      check.hover = "the harness checked the volume on " + Str(CheckDetails(e), "node") + ": " +
+                    Str(CheckDetails(e), "check") + " " + Str(CheckDetails(e), "path") +
+                    "\nfailed: " + Str(CheckDetails(e), "outcome");
+      check.css = "check bad self";
+      rows_.push_back(std::move(check));
+      continue;
+    }
     if (Str(e, "type") != "call") {
       Row note;
       note.note = true;
@@ -301,6 +397,7 @@ void SequenceDiagram::Layout() {
       Row cached;
       cached.from = cached.to = caller;
       cached.label = Str(e, "verb") + ": " + reply + " (cached)";
+      cached.options = DecisiveOptions(e);
       cached.hover = details;
       cached.css = "reply ns self" + failing_css;
       rows_.push_back(std::move(cached));
@@ -311,6 +408,7 @@ void SequenceDiagram::Layout() {
     request.from = caller;
     request.to = driver;
     request.label = Str(e, "verb");
+    request.options = DecisiveOptions(e);
     request.hover = details;
     request.css = "call" + failing_css;
     rows_.push_back(std::move(request));
@@ -327,9 +425,13 @@ void SequenceDiagram::Layout() {
 }
 
 std::string SequenceDiagram::Svg() const {
-  constexpr int kColumn = 220, kMargin = 105, kHeader = 44, kRow = 24;
+  constexpr int kColumn = 220, kMargin = 105, kHeader = 44, kRow = 24, kOptionsLine = 12;
+  const auto row_height = [](const Row& row) {
+    return kRow + (row.options.empty() ? 0 : kOptionsLine);
+  };
   const int width = kMargin * 2 + kColumn * static_cast<int>(lifelines_.size() - 1);
-  const int height = kHeader + kRow * static_cast<int>(rows_.size()) + 16;
+  int height = kHeader + 16;
+  for (const auto& row : rows_) height += row_height(row);
   const auto x = [&](std::size_t i) { return kMargin + kColumn * static_cast<int>(i); };
   const std::string marker = "arrow-" + std::to_string(case_index_);
   std::string svg = "<svg class=\"seq\" role=\"img\" width=\"" + std::to_string(width) +
@@ -338,6 +440,7 @@ std::string SequenceDiagram::Svg() const {
   svg += "<title>" + HtmlText(result_.name) + ": calls across components and nodes</title>";
   svg += "<defs><marker id=\"" + marker +
          "\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" "
+         "markerUnits=\"userSpaceOnUse\" "
          "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\"/></marker></defs>";
   for (std::size_t i = 0; i < lifelines_.size(); ++i) {
     const std::string& name = lifelines_[i];
@@ -349,10 +452,21 @@ std::string SequenceDiagram::Svg() const {
            "\" y=\"4\" width=\"190\" height=\"26\" rx=\"4\"/><text x=\"" + std::to_string(x(i)) +
            "\" y=\"21\">" + HtmlText(Label(name, 26)) + "</text></g>";
   }
-  int y = kHeader;
+  int y = kHeader, below = 0;  // below: the previous row's options line
   for (const auto& row : rows_) {
-    y += kRow;
+    y += kRow + below;
+    below = row_height(row) - kRow;
     const std::string ys = std::to_string(y);
+    // The options are decisive, so never clipped (each value is short).
+    const std::string options =
+        row.options.empty()
+            ? ""
+            : std::string("<text class=\"options") + (row.from == row.to ? " self" : "") +
+                  "\" x=\"" +
+                  std::to_string(row.from == row.to ? x(row.from) + 36
+                                                    : (x(row.from) + x(row.to)) / 2) +
+                  "\" y=\"" + std::to_string(y + 11) + "\">" + HtmlText(row.options, 512) +
+                  "</text>";
     if (row.note) {
       svg += "<g class=\"note\"><title>" + HtmlText(row.hover, 4096) +
              "</title><rect x=\"8\" y=\"" + std::to_string(y - 16) + "\" width=\"" +
@@ -368,14 +482,15 @@ std::string SequenceDiagram::Svg() const {
              " h30 v10 h-30\" "
              "marker-end=\"url(#" +
              marker + ")\"/><text class=\"self\" x=\"" + std::to_string(x0 + 36) + "\" y=\"" +
-             std::to_string(y - 2) + "\">" + HtmlText(Label(row.label, 60)) + "</text>";
+             std::to_string(y - 2) + "\">" + HtmlText(Label(row.label, 90)) + "</text>" + options;
     } else {
       const int x1 = x(row.from), x2 = x(row.to);
       const std::size_t room = static_cast<std::size_t>(std::abs(x2 - x1) / 7);  // 11px monospace
       svg += "<line x1=\"" + std::to_string(x1) + "\" y1=\"" + ys + "\" x2=\"" +
              std::to_string(x2) + "\" y2=\"" + ys + "\" marker-end=\"url(#" + marker +
              ")\"/><text x=\"" + std::to_string((x1 + x2) / 2) + "\" y=\"" + std::to_string(y - 5) +
-             "\">" + HtmlText(Label(row.label, std::max<std::size_t>(room, 12))) + "</text>";
+             "\">" + HtmlText(Label(row.label, std::max<std::size_t>(room, 12))) + "</text>" +
+             options;
     }
     svg += "</g>";
   }
@@ -400,7 +515,7 @@ th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 td.reason{max-width:40em;overflow-wrap:anywhere}
 .badge{display:inline-block;padding:0 .5em;border-radius:3px;color:#fff;font-weight:600}
 .badge.PASS{background:#2e7d32}.badge.FAIL{background:#c62828}
-.badge.SKIP{background:#00838f}.badge.WARN{background:#ef6c00}.badge.ERROR{background:#6a1b9a}
+.badge.SKIP{background:#00838f}.badge.FLAKY{background:#ad7a00}.badge.WARN{background:#ef6c00}.badge.ERROR{background:#6a1b9a}
 tr.FAIL{background:#fdecea}tr.WARN{background:#fff4e5}
 section.case{background:#fff;border:1px solid #ddd;border-left:6px solid #2e7d32;border-radius:4px;
  margin:1em 0;padding:.8em;overflow-x:auto}
@@ -411,7 +526,7 @@ section.case.WARN{border-left-color:#ef6c00}section.case.SKIP{border-left-color:
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f4f4f4;padding:.4em;margin:.3em 0;
  max-height:24em;overflow:auto}
 li.failing{background:#fdecea}
-svg.seq{font:11px monospace;display:block;margin:.5em 0}
+svg.seq{font:11px monospace;display:block;margin:.5em 0;overflow:visible}
 svg.seq text{text-anchor:middle}svg.seq text.self{text-anchor:start}
 svg.seq .lifeline line{stroke:#999;stroke-dasharray:4 3}
 svg.seq .lifeline rect{fill:#eef2f7;stroke:#7a8ca5}
@@ -427,10 +542,13 @@ svg.seq .backend.err line{stroke:#c62828}svg.seq .backend.err text{fill:#c62828}
 svg.seq .failing line,svg.seq .failing path{stroke:#c62828;stroke-width:3}
 svg.seq .failing text{fill:#c62828;font-weight:bold}
 svg.seq .note rect{fill:#fffde7;stroke:#d5c67a}
+svg.seq text.options{font-size:10px;fill:#5d4037}
+svg.seq .check path{stroke:#c62828;stroke-width:2}svg.seq .check text{fill:#c62828;font-weight:bold}
 svg.seq g.arrow:hover text{font-weight:bold}
 )css";
 
-// Applies the checkboxes (and the URL fragment) to cases and summary rows;
+// Applies the checkboxes, the two buttons (failures only, all) and the URL
+// fragment to cases and summary rows;
 // reports on <body> how many diagrams rendered and how many cases show.
 constexpr const char* kScript = R"js(
 (function () {
@@ -472,6 +590,16 @@ constexpr const char* kScript = R"js(
   });
   document.body.dataset.rendered = String(rendered);
   boxes.forEach(function (b) { b.addEventListener('change', apply); });
+  var failing = {FAIL: true, FLAKY: true, ERROR: true};
+  document.querySelectorAll('#filters button[data-show]').forEach(function (button) {
+    button.addEventListener('click', function () {
+      var failuresOnly = button.dataset.show === 'failures';
+      boxes.forEach(function (b) {
+        b.checked = !failuresOnly || b.dataset.kind !== 'verdict' || !!failing[b.value];
+      });
+      apply();
+    });
+  });
   window.addEventListener('hashchange', function () { fromFragment(); apply(); });
   fromFragment();
   apply();
@@ -558,14 +686,17 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
           "</code>, fixture <code>" + HtmlText(fixture) +
           "</code>: " + std::to_string(summary.results.size()) + " cases in " +
           Seconds(summary.wall) + " (driver processes " + Seconds(summary.driver_time) + ")";
-  for (const char* grade : {"PASS", "FAIL", "WARN", "SKIP", "ERROR"})
+  for (const char* grade : {"PASS", "FAIL", "FLAKY", "WARN", "SKIP", "ERROR"})
     html += ", <span class=\"badge " + std::string(grade) + "\">" +
             std::to_string(verdict_counts[grade]) + " " + grade + "</span>";
   if (summary.interrupted) html += " (interrupted)";
   html += ". Secrets are redacted. Hover an arrow for the call's argv and reply.</p>\n";
 
-  html += "<div id=\"filters\"><fieldset><legend>Verdict</legend>";
-  for (const char* grade : {"PASS", "FAIL", "WARN", "SKIP", "ERROR"}) {
+  html +=
+      "<div id=\"filters\"><fieldset><legend>Show</legend><button type=\"button\" "
+      "data-show=\"failures\">Failures only</button> <button type=\"button\" "
+      "data-show=\"all\">All</button></fieldset><fieldset><legend>Verdict</legend>";
+  for (const char* grade : {"FAIL", "FLAKY", "ERROR", "WARN", "PASS", "SKIP"}) {
     html += "<label><input type=\"checkbox\" data-kind=\"verdict\" value=\"" + std::string(grade) +
             "\" checked> " + grade + " (" + std::to_string(verdict_counts[grade]) + ")</label>";
   }
@@ -576,10 +707,21 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
   }
   html += "</fieldset></div>\n";
 
+  // Failures first, then warnings, then the rest, each in run order; a
+  // case keeps its run index as its anchor.
+  std::vector<std::size_t> order(summary.results.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto rank = [&summary](std::size_t i) {
+    const Grade g = summary.results[i].grade;
+    return Failed(g) ? 0 : g == Grade::kWarn ? 1 : 2;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&rank](std::size_t a, std::size_t b) { return rank(a) < rank(b); });
+
   html +=
       "<table id=\"summary\"><thead><tr><th>Case</th><th>Tags</th><th>Verdict</th>"
       "<th>Duration</th><th>Rule</th><th>Reason</th></tr></thead><tbody>\n";
-  for (std::size_t i = 0; i < summary.results.size(); ++i) {
+  for (const std::size_t i : order) {
     const CaseResult& r = summary.results[i];
     const std::string grade = GradeName(r.grade);
     html += "<tr class=\"" + grade + "\" data-verdict=\"" + grade + "\" data-tags=\"" +
@@ -592,7 +734,7 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
   html += "</tbody></table>\n";
 
   const bool backend_lifelines = fixture == "convoy-fake";
-  for (std::size_t i = 0; i < summary.results.size(); ++i) {
+  for (const std::size_t i : order) {
     const CaseResult& r = summary.results[i];
     const std::string grade = GradeName(r.grade);
     html += "<section class=\"case " + grade + "\" id=\"case-" + std::to_string(i) +
@@ -600,7 +742,7 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
             HtmlText(r.name) + " <span class=\"badge " + grade + "\">" + grade +
             "</span></h2><p>Tags: " + HtmlText(Tags(r.tags)) + "; " + Seconds(r.duration) +
             " (driver " + Seconds(r.driver_time) + ")</p>";
-    if (r.grade == Grade::kFail || r.grade == Grade::kError || r.grade == Grade::kFlaky) {
+    if (Failed(r.grade)) {
       html += "<div class=\"failure\">";
       if (r.findings.size() > 1)
         html += "<p><b>" + std::to_string(r.findings.size()) + " findings</b></p>";
@@ -614,10 +756,20 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
                 HtmlText(r.reason, 8192) + "</p>";
       if (const auto index = FailingCall(r)) {
         const Json& failing = r.transcript[*index];
-        html += "<p><b>Failing call</b> (" + HtmlText(CallerLifeline(failing)) + "): <code>" +
-                HtmlText(Argv(failing), 2048) + "</code></p><p>" + HtmlText(ExitText(failing)) +
-                ", " + HtmlText(ReplyLabel(failing), 2048) + "</p><pre>" +
-                HtmlText(Output(failing), 16384) + "</pre>";
+        const std::string options = DecisiveOptions(failing);
+        html += "<p><b>Failing call</b> (call " + std::to_string(CallNumber(r, *index)) + ", " +
+                HtmlText(CallerLifeline(failing)) + "): <code>" + HtmlText(Argv(failing)) +
+                "</code></p>" +
+                (options.empty() ? "" : "<p><b>Options:</b> " + HtmlText(options) + "</p>") +
+                "<p>" + HtmlText(ExitText(failing)) + ", " + HtmlText(ReplyLabel(failing), 2048) +
+                "</p><pre>" + HtmlText(Output(failing), 16384) + "</pre>";
+      }
+      for (const auto& e : r.transcript) {
+        if (!IsCheck(e)) continue;
+        html += "<p><b>Failed check</b> on " + HtmlText(Str(CheckDetails(e), "node")) + ": " +
+                HtmlText(Str(CheckDetails(e), "check")) + " <code>" +
+                HtmlText(Str(CheckDetails(e), "path"), 1024) +
+                "</code>: " + HtmlText(Str(CheckDetails(e), "outcome"), 2048) + "</p>";
       }
       html += "</div>";
     } else if (r.grade == Grade::kWarn) {
@@ -629,7 +781,7 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
     SequenceDiagram diagram(r, backend_lifelines, i);
     if (!diagram.empty()) {
       html += diagram.Svg();
-      const auto failing = r.grade == Grade::kFail ? FailingCall(r) : std::nullopt;
+      const auto failing = Failed(r.grade) ? FailingCall(r) : std::nullopt;
       std::size_t calls = 0;
       std::string items;
       for (std::size_t k = 0; k < r.transcript.size(); ++k) {
@@ -642,8 +794,8 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
           continue;
         }
         ++calls;
-        items += std::string("<li") + (failing == k ? " class=\"failing\"" : "") + "><pre>" +
-                 HtmlText(CallDetails(e), 16384) + "</pre></li>";
+        items += std::string("<li") + (failing == k ? " class=\"failing\"" : "") + "><pre>call " +
+                 std::to_string(calls) + ": " + HtmlText(CallDetails(e), 16384) + "</pre></li>";
       }
       html += "<details><summary>" + std::to_string(calls) +
               " calls: argv, exit, output, verdict, mounts</summary><ol>" + items +

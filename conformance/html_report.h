@@ -9,9 +9,16 @@
 //   fixture), the Convoy daemon per node and the cloud; an arrow per call
 //   (verb), per backend request made during it, and per reply (outcome),
 //   with the full argv and reply on hover and in an expandable list;
-// - FAIL cases highlighted with the rule broken, the reason and the
-//   failing call's reply; WARN cases marked;
-// - checkboxes by verdict and by tag that hide and show cases and summary
+//   each call's decisive options (readwrite, fsType, fsGroup, secret
+//   names) under its arrow, and a failed harness check (transcript event
+//   "check") as a step of its own;
+// - failures first (FAIL, FLAKY, ERROR, then WARN, then the rest);
+// - FAIL cases highlighted with the rule broken, the reason, the failed
+//   check and the failing call: the one the first finding names
+//   (Finding::call), else the first call that went wrong, else none;
+//   WARN cases marked;
+// - checkboxes by verdict and by tag, and buttons "Failures only" and
+//   "All", that hide and show cases and summary
 //   rows. A URL fragment sets them on load, e.g. `#verdict=FAIL,WARN` or
 //   `#tag=secrets` (the page also re-reads it on hashchange).
 // The page's script sets, for tools that check it (tests, CI): on <body>,

@@ -70,6 +70,12 @@ std::string FindingsText(const CaseResult& r) {
   return out;
 }
 
+std::map<Grade, int> Counts(const RunSummary& s) {
+  std::map<Grade, int> counts;
+  for (const auto& r : s.results) ++counts[r.grade];
+  return counts;
+}
+
 std::string Seconds(std::chrono::milliseconds ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", ms.count() / 1000.0);
@@ -109,8 +115,7 @@ void ConsoleReporter::CaseFinished(const CaseResult& r, std::size_t finished, st
 }
 
 void ConsoleReporter::Summary(const RunSummary& s, const std::string& replay_base) {
-  std::map<Grade, int> counts;
-  for (const auto& r : s.results) ++counts[r.grade];
+  auto counts = Counts(s);
   out_ << "\n"
        << s.results.size() << " cases in " << Seconds(s.wall) << " s (driver processes "
        << Seconds(s.driver_time)
@@ -155,12 +160,6 @@ std::string Sha256Of(const std::string& path) {
   std::error_code ec;
   std::filesystem::remove(out, ec);
   return digest.size() == 64 ? digest : "";
-}
-
-std::map<Grade, int> Counts(const RunSummary& s) {
-  std::map<Grade, int> counts;
-  for (const auto& r : s.results) ++counts[r.grade];
-  return counts;
 }
 
 std::vector<std::pair<std::string, std::string>> Properties(const RunInfo& info) {

@@ -210,7 +210,7 @@ TEST(HtmlReport, EveryCaseHasARowAndASectionAndFailuresAreHighlighted) {
 
 TEST(HtmlReport, DiagramHasLifelinesPerComponentAndBackendRequestsInsideTheirCall) {
   const std::string html = HtmlReport(HostileRun(), "/drv", "convoy-fake");
-  const auto start = html.find("<svg class=\"seq\"");
+  const auto start = html.find("<svg class=\"seq\"", html.find("id=\"case-0\""));
   const std::string svg = html.substr(start, html.find("</svg>", start) - start);
   for (const char* lifeline :
        {"controller", "kubelet node-1", "driver node-1", "daemon node-1", "cloud"})
@@ -233,6 +233,121 @@ TEST(HtmlReport, DiagramHasLifelinesPerComponentAndBackendRequestsInsideTheirCal
             std::string::npos);
   EXPECT_EQ(svg.find("between-calls"), std::string::npos)
       << "a request outside every driver call is not the driver's";
+}
+
+// A read-only mount that is writable: mount answered Success (the call at
+// fault), the write check went through, and the teardown's unmount then
+// failed too. The finding names the mount.
+CaseResult ReadOnlyIgnored() {
+  CaseResult r;
+  r.name = "readonly/write-fails";
+  r.tags = {"readonly"};
+  Json mount =
+      Call("node-1", "kubelet", "mount", "/pods/p", 0, R"({"status":"Success"})", "success");
+  mount["argv"].push_back(R"({"kubernetes.io/fsType":"xfs","kubernetes.io/readwrite":"ro",)"
+                          R"("kubernetes.io/secret/password":"<redacted>","share":")" +
+                          std::string(4000, 's') + R"("})");
+  r.transcript.push_back(mount);
+  r.transcript.push_back(Json{{"type", "event"},
+                              {"event", "check"},
+                              {"details",
+                               {{"node", "node-1"},
+                                {"check", "write"},
+                                {"path", "/pods/p/must-not-exist"},
+                                {"failed", true},
+                                {"outcome", "the write succeeded (read-only asked)"}}}});
+  r.transcript.push_back(Call("node-1", "kubelet", "unmount", "/pods/p", 1,
+                              R"({"status":"Failure","message":"busy"})", "failure"));
+  AddFinding(r, {Grade::kFail, "F18 (protocol §4: readwrite=ro mounts read-only)",
+                 "a write through /pods/p succeeded", 0});
+  return r;
+}
+
+TEST(HtmlReport, TheFailingCallIsTheOneTheFindingJudgedNotTheLastNorTheTeardown) {
+  RunSummary run;
+  run.results = {ReadOnlyIgnored()};
+  const std::string html = HtmlReport(run, "/drv", "none");
+  const auto box = html.find("<div class=\"failure\">");
+  ASSERT_NE(box, std::string::npos);
+  const std::string failure = html.substr(box, html.find("</div>", box) - box);
+  EXPECT_NE(failure.find("<b>Failing call</b> (call 1, kubelet node-1): <code>/drv mount /pods/p"),
+            std::string::npos)
+      << failure;
+  EXPECT_NE(failure.find("<b>Options:</b> readwrite=ro fsType=xfs secrets=password"),
+            std::string::npos)
+      << failure;
+  EXPECT_NE(failure.find("<b>Failed check</b> on node-1: write <code>/pods/p/must-not-exist</code>"
+                         ": the write succeeded (read-only asked)"),
+            std::string::npos)
+      << failure;
+  // The argv in the box is shortened, but keeps the keys the rule is about.
+  EXPECT_NE(failure.find("&quot;kubernetes.io/readwrite&quot;:&quot;ro&quot;"), std::string::npos);
+  EXPECT_NE(failure.find("(4000 bytes)"), std::string::npos) << failure;
+  // On the diagram: the mount framed (request and reply), never the unmount.
+  EXPECT_EQ(Count(html, "<g class=\"arrow call failing\">"), 1u);
+  EXPECT_EQ(Count(html, "<g class=\"arrow reply ok failing\">"), 1u) << "mount's Success";
+  EXPECT_EQ(Count(html, "<g class=\"arrow reply bad failing\">"), 0u) << "not the unmount";
+  const auto framed = html.find("<g class=\"arrow call failing\">");
+  EXPECT_EQ(html.substr(framed, 200).find("unmount"), std::string::npos)
+      << html.substr(framed, 200);
+  // The check is a step of its own, between the mount and the unmount.
+  const auto check = html.find("<g class=\"arrow check bad self\">");
+  ASSERT_NE(check, std::string::npos);
+  EXPECT_NE(html.find("check write: the write succeeded (read-only asked)", check),
+            std::string::npos);
+  EXPECT_LT(framed, check);
+  EXPECT_LT(check, html.find(">unmount</text>"));
+  // The mount arrow shows its decisive options, the secret by name only.
+  EXPECT_NE(html.find("<text class=\"options\" x=\""), std::string::npos);
+  EXPECT_NE(html.find("\">readwrite=ro fsType=xfs secrets=password</text>"), std::string::npos);
+}
+
+TEST(HtmlReport, WithoutAFindingThatNamesACallTheFirstCallThatWentWrongIsShown) {
+  CaseResult r = ReadOnlyIgnored();
+  r.findings.clear();
+  AddFinding(r, {Grade::kFail, "protocol §7: teardown succeeds", "teardown: unmount: busy"});
+  r.transcript.insert(r.transcript.begin(), Call("node-1", "kubelet", "init", "", 0,
+                                                 R"({"status":"Success"})", "success"));
+  RunSummary run;
+  run.results = {r};
+  const std::string html = HtmlReport(run, "/drv", "none");
+  EXPECT_NE(html.find("<b>Failing call</b> (call 3, kubelet node-1): <code>/drv unmount"),
+            std::string::npos);
+  // A FAIL about no call at all (a leak) frames none.
+  CaseResult leak;
+  leak.name = "lifecycle/leak";
+  leak.transcript.push_back(
+      Call("node-1", "kubelet", "init", "", 0, R"({"status":"Success"})", "success"));
+  AddFinding(leak, {Grade::kFail, "F26 (leak audit)", "a mount was left"});
+  run.results = {leak};
+  const std::string leak_html = HtmlReport(run, "/drv", "none");
+  EXPECT_EQ(leak_html.find("Failing call"), std::string::npos);
+  EXPECT_EQ(leak_html.find("failing\""), std::string::npos);
+}
+
+TEST(HtmlReport, FailuresComeFirstAndEveryVerdictHasAFilter) {
+  RunSummary run = HostileRun();  // PASS, FAIL, SKIP, WARN
+  CaseResult flaky = ReadOnlyIgnored();
+  flaky.name = "readonly/flaky";
+  flaky.grade = Grade::kFlaky;
+  run.results.push_back(flaky);
+  const std::string html = HtmlReport(run, "/drv", "none");
+  std::vector<std::string> rows, sections;
+  static const std::regex row(R"re(<tr class="([A-Z]+)")re");
+  static const std::regex section(R"re(<section class="case ([A-Z]+)")re");
+  for (std::sregex_iterator it(html.begin(), html.end(), row), end; it != end; ++it)
+    rows.push_back((*it)[1]);
+  for (std::sregex_iterator it(html.begin(), html.end(), section), end; it != end; ++it)
+    sections.push_back((*it)[1]);
+  const std::vector<std::string> expected = {"FAIL", "FLAKY", "WARN", "PASS", "SKIP"};
+  EXPECT_EQ(rows, expected);
+  EXPECT_EQ(sections, expected);
+  EXPECT_NE(html.find("<section class=\"case FAIL\" id=\"case-1\""), std::string::npos)
+      << "anchors keep the run order";
+  for (const char* v : {"FAIL", "FLAKY", "ERROR", "WARN", "PASS", "SKIP"})
+    EXPECT_NE(html.find("data-kind=\"verdict\" value=\"" + std::string(v) + "\" checked"),
+              std::string::npos)
+        << v;
 }
 
 TEST(BackendEvents, ParsesRequestLinesAndSkipsTheRest) {

@@ -5,6 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/support/report_schema.h"
+#include "tests/support/temp_dir.h"
+
 namespace flexkit::conform {
 namespace {
 
@@ -85,11 +88,15 @@ TEST(Reports, ACaseResultSurvivesTheJsonRoundTrip) {
   r.driver_time = std::chrono::milliseconds(99);
   r.timeline.calls = {CallWindow{1, 2}};
   r.timeline.backend = {BackendEvent{"cloud", 1, 2, 200, "POST", "/v1/x"}};
+  AddFinding(r, {Grade::kFail, "F18", "writable although ro", 0});
   const auto json = ResultToJson(r);
   const CaseResult back = ResultFromJson(nlohmann::ordered_json::parse(json.dump()));
   EXPECT_EQ(ResultToJson(back), json);
   EXPECT_EQ(back.grade, Grade::kFail);
   EXPECT_EQ(back.findings.size(), FindingsOf(r).size());
+  ASSERT_EQ(back.findings.size(), 2u);
+  EXPECT_FALSE(back.findings[0].call) << "the harness error judged no call";
+  EXPECT_EQ(back.findings[1].call, std::optional<std::size_t>(0)) << "the call at fault";
   auto broken = json;
   broken.erase("verdict");
   try {
@@ -193,6 +200,57 @@ TEST(Reports, EveryFindingIsShownAndDistinctRulesCounted) {
   EXPECT_NE(out.str().find("2 distinct rules broken"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("F1: 2 cases"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("1 harness errors"), std::string::npos) << out.str();
+}
+
+// The report, with a finding that names its call, is what the schema says.
+TEST(Reports, JsonReportWithTheCallAtFaultMatchesTheSchema) {
+  auto s = Sample();
+  AddFinding(s.results[1], {Grade::kFail, "F21", "reply has the secret", 0});
+  const auto doc = nlohmann::json::parse(JsonReport(s, Info()));
+  EXPECT_EQ(doc["cases"][1]["findings"][0]["call"], 0);
+  EXPECT_FALSE(doc["cases"][0].contains("call"));
+  flexkit::testing::TempDir dir;
+  const std::string path = dir.Join("report.json");
+  WriteReport(path, JsonReport(s, Info()));
+  EXPECT_EQ(flexkit::testing::ReportSchemaProblems(path), "");
+}
+
+// Printed argv: the options a rule is about survive shortening whole;
+// other values are cut instead, and nothing is cut when it fits.
+TEST(PrintedArgv, KeepsTheRuleKeysWholeAndShortensOtherValues) {
+  const std::string options =
+      R"({"kubernetes.io/fsType":"xfs","kubernetes.io/pvOrVolumeName":"vol-1",)"
+      R"("kubernetes.io/readwrite":"ro","kubernetes.io/secret/password":"<redacted>",)"
+      R"("share":")" +
+      std::string(2000, 'x') + R"(","zone":")" + std::string(500, 'z') + R"("})";
+  const std::vector<std::string> argv = {"/drv", "mount", "/var/lib/kubelet/pods/p/vol", options};
+  const std::string printed = PrintedArgv(argv, 300);
+  EXPECT_LE(printed.size(), 300u) << printed;
+  for (const char* kept : {R"("kubernetes.io/fsType":"xfs")", R"("kubernetes.io/readwrite":"ro")",
+                           R"("kubernetes.io/secret/password":"<redacted>")", R"("share":")",
+                           R"("zone":")", "(2000 bytes)", "(500 bytes)", "/drv mount "})
+    EXPECT_NE(printed.find(kept), std::string::npos) << kept << "\n" << printed;
+  EXPECT_EQ(printed.find(std::string(100, 'x')), std::string::npos) << printed;
+
+  const std::vector<std::string> small = {"/drv", "mount", "/p",
+                                          R"({"kubernetes.io/readwrite":"rw"})"};
+  EXPECT_EQ(PrintedArgv(small, 300), "/drv mount /p {\"kubernetes.io/readwrite\":\"rw\"}");
+
+  // A long value that is not JSON is cut, with its size.
+  const std::string plain = PrintedArgv({"/drv", "mount", std::string(1000, 'p')}, 100);
+  EXPECT_NE(plain.find("(1000 bytes)"), std::string::npos) << plain;
+  EXPECT_LE(plain.size(), 100u) << plain;
+}
+
+// The console's call lines (and so JUnit's) print argv that way.
+TEST(PrintedArgv, FormatCallsKeepsTheReadwriteKeyOfALongOptionsJson) {
+  nlohmann::ordered_json call = Sample().results[1].transcript[0];
+  call["argv"] = {"/d", "mount", "/p",
+                  R"({"a":")" + std::string(3000, 'a') + R"(","kubernetes.io/readwrite":"ro"})"};
+  const std::string printed = FormatCalls(nlohmann::ordered_json::array({call}));
+  EXPECT_NE(printed.find(R"("kubernetes.io/readwrite":"ro")"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("(3000 bytes)"), std::string::npos) << printed;
+  EXPECT_LT(printed.size(), 1200u) << printed;
 }
 
 }  // namespace
