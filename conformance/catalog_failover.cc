@@ -123,7 +123,7 @@ class Failover : public std::enable_shared_from_this<Failover> {
   bool Mounted(const sim::Pod& pod) {
     sim::Node& n = cluster_->node(pod.node);
     return n.running() && cluster_->kubelet(pod.node).PodsWithVolume(volume_name_).count(pod.uid) &&
-           n.mounter().IsMountPoint(PodDir(pod));
+           n.filesystem().IsMountPoint(PodDir(pod));
   }
   void RequireMounted(const sim::Pod& pod, const std::string& rule, const std::string& when) {
     if (!Mounted(pod)) {
@@ -171,7 +171,7 @@ class Failover : public std::enable_shared_from_this<Failover> {
       const std::string path = PodDir(pod) + "/" + name;
       try {
         if (synced) {
-          n.mounter().WriteFile(path, data);
+          n.filesystem().WriteFile(path, data);
         } else {
           WriteUnsynced(n, path, data);
         }
@@ -198,7 +198,7 @@ class Failover : public std::enable_shared_from_this<Failover> {
     for (const auto& [name, sum] : sums) {
       std::string data;
       try {
-        data = n.mounter().ReadFile(PodDir(pod) + "/" + name);
+        data = n.filesystem().ReadFile(PodDir(pod) + "/" + name);
       } catch (const std::exception& e) {
         c_.Fail(rule, "on " + n.name() + ": " + e.what());
       }
@@ -231,7 +231,7 @@ class Failover : public std::enable_shared_from_this<Failover> {
     for (const auto& e : std::filesystem::directory_iterator(real, ec)) {
       if (!e.is_regular_file(ec)) continue;
       const std::string name = e.path().filename().string();
-      out[name] = Checksum(n.mounter().ReadFile(dir + "/" + name));
+      out[name] = Checksum(n.filesystem().ReadFile(dir + "/" + name));
     }
     return out;
   }

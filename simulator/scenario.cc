@@ -101,16 +101,16 @@ class Runner {
       Settle();
     } else if (op == "writeFile") {
       auto [node, path] = PodFile(arg);
-      c_.node(node).mounter().WriteFile(path, arg["content"].as<std::string>());
+      c_.node(node).filesystem().WriteFile(path, arg["content"].as<std::string>());
     } else if (op == "expectFile") {
       auto [node, path] = PodFile(arg);
-      std::string got = c_.node(node).mounter().ReadFile(path);
+      std::string got = c_.node(node).filesystem().ReadFile(path);
       std::string want = arg["content"].as<std::string>();
       if (got != want)
         throw std::runtime_error(path + " holds \"" + got + "\", expected \"" + want + "\"");
     } else if (op == "expectGroup") {
       auto [node, path] = PodFile(arg);
-      long gid = c_.node(node).mounter().GroupOf(path);
+      long gid = c_.node(node).filesystem().GroupOf(path);
       if (gid != arg["gid"].as<long>()) {
         throw std::runtime_error(path + " has group " + std::to_string(gid) + ", expected " +
                                  arg["gid"].as<std::string>());
@@ -119,7 +119,7 @@ class Runner {
       auto [node, path] = PodFile(arg);
       bool wrote = true;
       try {
-        c_.node(node).mounter().WriteFile(path, "x");
+        c_.node(node).filesystem().WriteFile(path, "x");
       } catch (const std::exception&) {
         wrote = false;
       }
@@ -151,7 +151,7 @@ class Runner {
     for (const auto& v : pod.volumes) {
       if (v.name != volume) continue;
       std::string dir = c_.kubelet(pod.node).PodVolumeDir(pod, v);
-      if (!c_.node(pod.node).mounter().IsMountPoint(dir)) {
+      if (!c_.node(pod.node).filesystem().IsMountPoint(dir)) {
         throw std::runtime_error("volume " + volume + " of pod " + ns + "/" + name +
                                  " is not mounted at " + dir);
       }
@@ -187,7 +187,7 @@ class Runner {
         if (c_.state().Resolve(pod, v).spec.name != volume) continue;
         bool believed = c_.kubelet(pod.node).PodsWithVolume(volume).count(pod.uid) != 0;
         bool real =
-            c_.node(pod.node).mounter().IsMountPoint(c_.kubelet(pod.node).PodVolumeDir(pod, v));
+            c_.node(pod.node).filesystem().IsMountPoint(c_.kubelet(pod.node).PodVolumeDir(pod, v));
         if (believed && real) mounted.push_back(key);
       }
     }
@@ -400,7 +400,7 @@ ScenarioResult ApplyManifest(const std::string& manifest_path, const std::string
   for (const auto& [key, pod] : cluster.state().pods) {
     for (const auto& v : pod.volumes) {
       std::string dir = cluster.kubelet(pod.node).PodVolumeDir(pod, v);
-      if (!cluster.node(pod.node).mounter().IsMountPoint(dir))
+      if (!cluster.node(pod.node).filesystem().IsMountPoint(dir))
         unmounted.push_back(key + ":" + v.name);
     }
   }
