@@ -15,6 +15,9 @@
 
 namespace flexkit::sim {
 
+using NodeFactory = std::function<std::unique_ptr<Node>(
+    const std::string& name, const std::string& run_dir, std::map<std::string, std::string> env)>;
+
 struct ClusterConfig {
   std::string run_dir;
   std::string profile = "current";
@@ -24,9 +27,7 @@ struct ClusterConfig {
   std::map<std::string, std::string> control_plane_env;
   // Makes every node, the control plane too; empty: a real Node (its own
   // mount namespace, CAP_SYS_ADMIN). Tests pass FakeNodeFilesystem::MakeNode.
-  std::function<std::unique_ptr<Node>(const std::string& name, const std::string& run_dir,
-                                      std::map<std::string, std::string> env)>
-      make_node;
+  NodeFactory make_node;
 };
 
 class Cluster {

@@ -109,7 +109,9 @@ void FakeNodeFilesystem::Mount(const std::string& source, const std::string& tar
   } else {
     m.entry.source = source;
     m.entry.fs_type = fs_type;
-    m.storage = "device:" + source;
+    // A tmpfs is new and empty on every mount; a device keeps its files.
+    m.storage =
+        fs_type == "tmpfs" ? "tmpfs#" + std::to_string(++tmpfs_mounts_) : "device:" + source;
     entries_.try_emplace(m.storage);  // the device's root directory
   }
   mounts_.push_back(m);

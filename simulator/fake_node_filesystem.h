@@ -5,7 +5,8 @@
 // file tree and a mount table in memory, and a namespace holder with no
 // process. Mounts behave as the kernel's do where kubelet's rules depend on
 // them: a bind mount shows its source, a device mount shows the device's
-// own files (kept across unmounts and restarts), rmdir of a mount point is
+// own files (kept across unmounts and restarts), a tmpfs is empty on every
+// mount, rmdir of a mount point is
 // EBUSY, writes under a read-only mount are EROFS, Stop drops every mount
 // and keeps the files. Errors can be injected per operation and path.
 #include <map>
@@ -82,6 +83,7 @@ class FakeNodeFilesystem : public NodeFilesystem {
   std::map<std::pair<std::string, std::string>, std::pair<int, int>>
       injected_;  // -> (errno, times)
   std::vector<std::string> operations_;
+  int tmpfs_mounts_ = 0;
 };
 
 // A namespace holder without a process: it tells the fake filesystem when

@@ -238,6 +238,7 @@ class Runner {
 ClusterConfig ConfigFrom(const YAML::Node& doc, const ScenarioOptions& options) {
   ClusterConfig config;
   config.run_dir = options.run_dir;
+  config.make_node = options.make_node;
   if (doc["profile"]) config.profile = doc["profile"].as<std::string>();
   if (const YAML::Node c = doc["controller"]) {
     if (c["syncPeriod"])
@@ -342,8 +343,8 @@ ScenarioResult RunScenario(const std::string& scenario_path, const ScenarioOptio
   if (driver.empty())
     throw std::runtime_error("scenario " + scenario_path + ": no driver (use --driver)");
 
-  BoostProcessRunner runner;
-  Cluster cluster(ConfigFrom(doc, options), runner);
+  BoostProcessRunner process_runner;
+  Cluster cluster(ConfigFrom(doc, options), options.runner ? *options.runner : process_runner);
   cluster.SetLog(options.log);
   for (const auto& n : doc["nodes"]) {
     std::map<std::string, std::string> env;
@@ -382,10 +383,11 @@ ScenarioResult RunScenario(const std::string& scenario_path, const ScenarioOptio
 ScenarioResult ApplyManifest(const std::string& manifest_path, const std::string& driver,
                              const ScenarioOptions& options) {
   Manifest manifest = ParseManifest(ReadText(manifest_path));
-  BoostProcessRunner runner;
+  BoostProcessRunner process_runner;
   ClusterConfig config;
   config.run_dir = options.run_dir;
-  Cluster cluster(config, runner);
+  config.make_node = options.make_node;
+  Cluster cluster(config, options.runner ? *options.runner : process_runner);
   cluster.SetLog(options.log);
   for (const auto& n : manifest.nodes) cluster.AddNode(n.name, n.controller_managed_attach);
   for (const auto& p : manifest.pods) {
