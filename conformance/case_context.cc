@@ -3,6 +3,7 @@
 #include <sys/mount.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <optional>
 #include <thread>
@@ -191,7 +192,7 @@ void CaseContext::CheckCanaries(const std::string& verb) const {
 void CaseContext::CheckMounted(sim::Node& n, const std::string& verb, const std::string& target,
                                bool read_only) {
   constexpr const char* kRule = "protocol §3: a Success is true (the mount exists and is usable)";
-  if (!n.mounter().IsMountPoint(target)) {
+  if (!n.filesystem().IsMountPoint(target)) {
     RecordCheck(n, "mount point", target, "not a mount point");
     Fail(kRule, verb + " answered Success but " + target + " is not a mount point");
   }
@@ -209,8 +210,8 @@ void CaseContext::CheckMounted(sim::Node& n, const std::string& verb, const std:
   const std::string content = "flexconform probe\n";
   std::string back;
   try {
-    n.mounter().WriteFile(probe, content);
-    back = n.mounter().ReadFile(probe);
+    n.filesystem().WriteFile(probe, content);
+    back = n.filesystem().ReadFile(probe);
   } catch (const std::exception& e) {
     std::filesystem::remove(HostPath(n, probe), ec);
     // A filesystem read-only by design (informational files) still serves
@@ -557,15 +558,15 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
     v.device = attached.device;
     v.global_path = attached.global_path;
     bool driver_mounted_device = false;
-    if (!n.mounter().IsMountPoint(v.global_path)) {
+    if (!n.filesystem().IsMountPoint(v.global_path)) {
       auto md = CheckedCall(n, argv_.MountDevice(v.global_path, v.device, json), "kubelet");
       if (md.result.not_supported()) {
         // kubelet's default MountDevice: FormatAndMount of a device; nothing for "".
         if (!v.device.empty()) {
           try {
-            n.mounter().FormatAndMount(v.device, v.global_path,
-                                       spec.fs_type.empty() ? "ext4" : spec.fs_type,
-                                       spec.read_only);
+            n.filesystem().FormatAndMount(v.device, v.global_path,
+                                          spec.fs_type.empty() ? "ext4" : spec.fs_type,
+                                          spec.read_only);
           } catch (const std::exception& e) {
             Fail(
                 "F8 (protocol §3.4: mountdevice Not supported: kubelet formats and mounts the "
@@ -576,7 +577,7 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
         }
       } else if (!md.result.ok()) {
         // kubelet retries; the retry is skipped when the path is a mount point by now.
-        if (md.failing.rule.empty() || !n.mounter().IsMountPoint(v.global_path)) {
+        if (md.failing.rule.empty() || !n.filesystem().IsMountPoint(v.global_path)) {
           FailStep(md, "F19 (protocol §7: mountdevice mounts the device)",
                    "mountdevice failed: " + Why(md.result));
         }
@@ -588,7 +589,7 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
     if (driver_mounted_device) CheckMounted(n, "mountdevice", global, spec.read_only);
   }
   v.pod_dir = paths.PodVolumeDir(pod.pod_uid, spec.name);
-  n.mounter().MakeDirs(v.pod_dir, 0750);
+  n.filesystem().MakeDirs(v.pod_dir, 0750);
   auto pod_copy = pod;
   auto m = CheckedCall(n, argv_.Mount(v.pod_dir, Json(spec, &pod_copy), v.device), "kubelet");
   if (m.result.not_supported()) {
@@ -597,9 +598,9 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
            "mount answered Not supported and init says attach:false");
     }
     try {
-      n.mounter().Mount(v.global_path, v.pod_dir, "", MS_BIND, "");
+      n.filesystem().Mount(v.global_path, v.pod_dir, "", MS_BIND, "");
       if (spec.read_only)
-        n.mounter().Mount("", v.pod_dir, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
+        n.filesystem().Mount("", v.pod_dir, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
     } catch (const std::exception& e) {
       Fail("F8 (protocol §3.4: mount Not supported: kubelet bind-mounts the global path)",
            "kubelet's bind mount of " + v.global_path + " onto " + v.pod_dir +
@@ -608,7 +609,7 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
     v.driver_mounted = false;
   } else if (!m.result.ok()) {
     // As for mountdevice: kubelet's retry finds a mount point and goes on.
-    if (m.failing.rule.empty() || !n.mounter().IsMountPoint(v.pod_dir)) {
+    if (m.failing.rule.empty() || !n.filesystem().IsMountPoint(v.pod_dir)) {
       FailStep(m, "protocol §7: mount of a valid volume succeeds",
                "mount failed: " + Why(m.result));
     }
@@ -655,36 +656,36 @@ PodVolume CaseContext::AttachDevice(sim::Node& n, const sim::VolumeSpec& spec) {
     v.device = waited.result.verdict.status ? waited.result.verdict.status->device : "";
   v.global_path = Paths(n).DeviceMountPath(spec.name);
   // prepareForMount: 0750 (mountdevice is skipped where it is a mount point).
-  n.mounter().MakeDirs(v.global_path, 0750);
+  n.filesystem().MakeDirs(v.global_path, 0750);
   return v;
 }
 
 void KubeletUnmount(sim::Node& n, const std::string& dir) {
   for (int attempt = 1;; ++attempt) {
     try {
-      n.mounter().Unmount(dir);
+      n.filesystem().Unmount(dir);
       return;
-    } catch (const std::exception&) {
-      if (attempt == 10) throw;
+    } catch (const sim::FilesystemError& e) {
+      if (e.code() != EBUSY || attempt == 10) throw;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
 }
 
 void KubeletRemoveDir(sim::Node& n, const std::string& dir) {
-  if (!n.mounter().PathExists(dir)) return;
+  if (!n.filesystem().PathExists(dir)) return;
   try {
-    n.mounter().RemoveDir(dir);
+    n.filesystem().RemoveDir(dir);
   } catch (const std::exception&) {
-    if (n.mounter().PathExists(dir)) throw;
+    if (n.filesystem().PathExists(dir)) throw;
   }
 }
 
 void CaseContext::AbandonTeardown(sim::Node& n, const std::string& dir) {
   std::string outcome = "cleaned up";
   try {
-    while (n.mounter().IsMountPoint(dir)) KubeletUnmount(n, dir);
-    if (n.mounter().PathExists(dir)) n.mounter().RemoveDir(dir);
+    while (n.filesystem().IsMountPoint(dir)) KubeletUnmount(n, dir);
+    if (n.filesystem().PathExists(dir)) n.filesystem().RemoveDir(dir);
   } catch (const std::exception& e) {
     outcome = std::string("clean-up failed: ") + e.what();
   }
@@ -709,24 +710,24 @@ static void RemoveIfPresent(CaseContext& c, sim::Node& n, const std::string& dir
 void CaseContext::TearDownPod(PodVolume& v) {
   sim::Node& n = *v.node;
   // TearDownAt skips the driver when the directory is gone.
-  if (!n.mounter().PathExists(v.pod_dir)) return;
+  if (!n.filesystem().PathExists(v.pod_dir)) return;
   if (v.driver_mounted) {
     auto r = CheckedCall(n, argv_.Unmount(v.pod_dir), "kubelet");
     if (r.result.not_supported()) {
-      if (n.mounter().IsMountPoint(v.pod_dir)) KubeletUnmount(n, v.pod_dir);
+      if (n.filesystem().IsMountPoint(v.pod_dir)) KubeletUnmount(n, v.pod_dir);
     } else if (!r.result.ok()) {
       if (!r.failing.rule.empty()) {
         // kubelet retries; the retry is skipped only if the driver removed the dir.
-        if (!n.mounter().PathExists(v.pod_dir)) return;
+        if (!n.filesystem().PathExists(v.pod_dir)) return;
         AbandonTeardown(n, v.pod_dir);
       }
       FailStep(r, "F10 (protocol §7: unmount succeeds)",
                "unmount " + v.pod_dir + " failed: " + Why(r.result));
     }
-  } else if (n.mounter().IsMountPoint(v.pod_dir)) {
+  } else if (n.filesystem().IsMountPoint(v.pod_dir)) {
     KubeletUnmount(n, v.pod_dir);
   }
-  if (n.mounter().IsMountPoint(v.pod_dir)) {
+  if (n.filesystem().IsMountPoint(v.pod_dir)) {
     Fail("F11 (protocol §7: unmount leaves nothing mounted)",
          "unmount reported Success but " + v.pod_dir + " is still a mount point");
   }
@@ -735,20 +736,20 @@ void CaseContext::TearDownPod(PodVolume& v) {
 }
 
 void CaseContext::UnmountDevice(sim::Node& n, const std::string& global_path) {
-  if (!n.mounter().PathExists(global_path)) return;
-  if (n.mounter().IsMountPoint(global_path)) {
+  if (!n.filesystem().PathExists(global_path)) return;
+  if (n.filesystem().IsMountPoint(global_path)) {
     auto r = CheckedCall(n, argv_.UnmountDevice(global_path), "kubelet");
     if (r.result.not_supported()) {
-      n.mounter().Unmount(global_path);
+      n.filesystem().Unmount(global_path);
     } else if (!r.result.ok()) {
       // kubelet's retry skips unmountdevice once the path is no mount point.
-      if (r.failing.rule.empty() || n.mounter().IsMountPoint(global_path)) {
+      if (r.failing.rule.empty() || n.filesystem().IsMountPoint(global_path)) {
         if (!r.failing.rule.empty()) AbandonTeardown(n, global_path);
         FailStep(r, "F10 (protocol §7: unmountdevice succeeds)",
                  "unmountdevice failed: " + Why(r.result));
       }
     }
-    if (n.mounter().IsMountPoint(global_path)) {
+    if (n.filesystem().IsMountPoint(global_path)) {
       Fail("F11 (protocol §7: unmountdevice leaves nothing mounted)",
            "unmountdevice reported Success but " + global_path + " is still mounted");
     }

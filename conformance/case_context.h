@@ -67,8 +67,9 @@ struct PodVolume {
 std::string Substitute(std::string text, const std::string& key, const std::string& value);
 
 // kubelet's own unmount (its fallback when the driver answers Not
-// supported, and its clean-up): a transient EBUSY is retried, as kubelet
-// retries on its next reconcile. Throws after the last attempt.
+// supported, and its clean-up): a transient EBUSY is retried (ten
+// attempts, 100 ms apart), as kubelet retries on its next reconcile; any
+// other error, and EBUSY after the last attempt, is thrown at once.
 void KubeletUnmount(sim::Node& n, const std::string& dir);
 // kubelet's non-recursive os.Remove after a successful unmount or
 // unmountdevice: nothing when the driver removed the directory itself

@@ -29,7 +29,7 @@ void CheckDataRoundTrip(CaseContext& c, const PodVolume& v, const std::string& f
   const std::string path = v.pod_dir + "/" + file;
   const std::string content = "flexconform " + v.spec.name + "\n";
   try {
-    v.node->mounter().WriteFile(path, content);
+    v.node->filesystem().WriteFile(path, content);
   } catch (const std::exception& e) {
     // A filesystem read-only by design (informational files) still serves
     // its pods, so the data checks cannot run, and kubelet requires nothing
@@ -42,7 +42,7 @@ void CheckDataRoundTrip(CaseContext& c, const PodVolume& v, const std::string& f
   }
   std::string back;
   try {
-    back = v.node->mounter().ReadFile(path);
+    back = v.node->filesystem().ReadFile(path);
   } catch (const std::exception& e) {
     c.Fail("protocol §7: data written is read back", std::string("read: ") + e.what());
   }
@@ -57,7 +57,7 @@ namespace {
 
 void RemovePlanted(const PlantedFiles& p) {
   std::error_code ec;
-  if (p.node->mounter().IsMountPoint(p.dir)) return;  // the driver mounted over them
+  if (p.node->filesystem().IsMountPoint(p.dir)) return;  // the driver mounted over them
   for (const auto& [path, content] : p.files)
     std::filesystem::remove(CaseContext::HostPath(*p.node, path), ec);
   std::filesystem::remove(CaseContext::HostPath(*p.node, p.dir + "/assets"), ec);
@@ -73,8 +73,8 @@ PlantedFiles PlantUserFiles(CaseContext& c, sim::Node& n, const std::string& dir
   p.files = {{dir + "/index.html", "<h1>" + tag + "</h1>\n"},
              {dir + "/.htaccess", "# " + tag + "\n"},
              {dir + "/assets/site.css", "/* " + tag + " */\n"}};
-  n.mounter().MakeDirs(dir + "/assets", 0755);
-  for (const auto& [path, content] : p.files) n.mounter().WriteFile(path, content);
+  n.filesystem().MakeDirs(dir + "/assets", 0755);
+  for (const auto& [path, content] : p.files) n.filesystem().WriteFile(path, content);
   c.tracker().Push("remove the files planted in " + dir, [p] { RemovePlanted(p); });
   return p;
 }
@@ -84,14 +84,14 @@ void CheckPlantedFiles(CaseContext& c, const PlantedFiles& p, const std::string&
   for (const auto& [path, content] : p.files) {
     std::string back;
     try {
-      back = p.node->mounter().ReadFile(path);
+      back = p.node->filesystem().ReadFile(path);
     } catch (const std::exception&) {
       lost += (lost.empty() ? "" : ", ") + path + " (gone)";
       continue;
     }
     if (back != content) lost += (lost.empty() ? "" : ", ") + path + " (changed)";
   }
-  if (lost.empty() && p.node->mounter().IsMountPoint(p.dir))
+  if (lost.empty() && p.node->filesystem().IsMountPoint(p.dir))
     lost = p.dir + " (a mount now hides the files)";
   RemovePlanted(p);
   if (!lost.empty()) {

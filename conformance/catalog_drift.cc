@@ -52,7 +52,7 @@ void FsGroupPerKubelet(CaseContext& c) {
       // kubelet's SetUpAt ignores SetVolumeOwnership's error: the pod
       // starts with the volume as the driver left it.
       try {
-        n.mounter().SetVolumeOwnership(v.pod_dir, gid);
+        n.filesystem().SetVolumeOwnership(v.pod_dir, gid);
       } catch (const std::exception& e) {
         ownership_failed = true;
         c.Warn(
@@ -61,7 +61,7 @@ void FsGroupPerKubelet(CaseContext& c) {
             std::string(e.what()));
       }
     }
-    const long group = n.mounter().GroupOf(v.pod_dir);
+    const long group = n.filesystem().GroupOf(v.pod_dir);
     if (!ownership_failed && group != gid) {
       c.Fail("F22 (protocol §4: fsGroup key per release)",
              "as kubelet " + kubernetes + " (fsGroup sent as \"" + key + "\": \"" +

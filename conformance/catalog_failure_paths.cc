@@ -39,7 +39,7 @@ sim::CallResult MountOnto(CaseContext& c, sim::Node& n, const sim::VolumeSpec& s
     PodVolume attached = c.AttachDevice(n, spec);
     const std::string device = device_override.empty() ? attached.device : device_override;
     // AttachDevice made the real global path; the case's target replaces it.
-    if (attached.global_path != target || prepare) n.mounter().RemoveDir(attached.global_path);
+    if (attached.global_path != target || prepare) n.filesystem().RemoveDir(attached.global_path);
     if (prepare) prepare();
     r = c.Call(n, c.argv().MountDevice(target, device, c.Json(spec)));
     if (r.not_supported()) c.Skip("capability: mountdevice is Not supported (kubelet mounts)");
@@ -84,12 +84,12 @@ void OntoRegularFile(CaseContext& c) {
   const std::string target = TargetFor(c, n, spec.name);
   c.tracker().Push("remove " + target, [&n, target] {
     std::error_code ec;
-    if (!n.mounter().IsMountPoint(target))
+    if (!n.filesystem().IsMountPoint(target))
       std::filesystem::remove(CaseContext::HostPath(n, target), ec);
   });
   MountOnto(c, n, spec, target, [&n, target] {
-    n.mounter().MakeDirs(std::filesystem::path(target).parent_path().string(), 0750);
-    n.mounter().WriteFile(target, "a regular file, not a directory\n");
+    n.filesystem().MakeDirs(std::filesystem::path(target).parent_path().string(), 0750);
+    n.filesystem().WriteFile(target, "a regular file, not a directory\n");
   });
   TearDownAll(c);
 }
@@ -111,13 +111,13 @@ void ReadOnlyParent(CaseContext& c) {
   const std::string target = TargetFor(c, n, spec.name, "ro-parent");
   const std::string parent = std::filesystem::path(target).parent_path().string();
   MountOnto(c, n, spec, target, [&c, &n, parent] {
-    n.mounter().MakeDirs(parent, 0750);
-    n.mounter().Mount(parent, parent, "", MS_BIND, "");
+    n.filesystem().MakeDirs(parent, 0750);
+    n.filesystem().Mount(parent, parent, "", MS_BIND, "");
     c.tracker().Push("unmount the read-only " + parent, [&n, parent] {
       KubeletUnmount(n, parent);
-      n.mounter().RemoveDir(parent);
+      n.filesystem().RemoveDir(parent);
     });
-    n.mounter().Mount("", parent, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
+    n.filesystem().Mount("", parent, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
   });
   TearDownAll(c);
 }
@@ -159,7 +159,7 @@ void InvalidOptionRefused(CaseContext& c) {
     auto w = c.Call(n, c.argv().WaitForAttach(device, json));
     if (!w.ok() && !w.not_supported()) return TearDownAll(c);
     const std::string global = c.Paths(n).DeviceMountPath(spec.name);
-    n.mounter().MakeDirs(global, 0750);
+    n.filesystem().MakeDirs(global, 0750);
     c.tracker().Push("unmountdevice " + global, [&c, &n, global] { c.UnmountDevice(n, global); });
     auto md = c.Call(
         n,
@@ -171,7 +171,7 @@ void InvalidOptionRefused(CaseContext& c) {
                               shown + " (profile invalidOptions)");
   } else {
     const std::string dir = c.Paths(n).PodVolumeDir(c.Unique("uid"), spec.name);
-    n.mounter().MakeDirs(dir, 0750);
+    n.filesystem().MakeDirs(dir, 0750);
     auto r = MountOnto(c, n, spec, dir);
     if (r.ok())
       c.Fail(kRefuseRule, "mount answered Success with " + shown + " (profile invalidOptions)");
@@ -203,7 +203,7 @@ class HeldOpen {
 // Judges the teardown call `verb` of a busy `target`.
 void ExpectBusyRefused(CaseContext& c, sim::Node& n, const sim::CallResult& r,
                        const std::string& verb, const std::string& target) {
-  if (r.ok() && n.mounter().IsMountPoint(target)) {
+  if (r.ok() && n.filesystem().IsMountPoint(target)) {
     c.Fail("F11 (protocol §7: a Success is true: unmount leaves nothing mounted)",
            verb + " of busy " + target + " answered Success but it is still mounted");
   }
@@ -212,7 +212,7 @@ void ExpectBusyRefused(CaseContext& c, sim::Node& n, const sim::CallResult& r,
                           " answered Success and detached the mount (a lazy unmount): the "
                           "process holding it writes into a filesystem nobody can reach");
   }
-  if (!r.not_supported() && !n.mounter().IsMountPoint(target)) {
+  if (!r.not_supported() && !n.filesystem().IsMountPoint(target)) {
     c.Fail(kBusyRule, verb + " of busy " + target + " answered Failure but removed the mount");
   }
 }
@@ -235,7 +235,7 @@ void UnmountDeviceBusy(CaseContext& c) {
   auto& n = c.node();
   auto v = c.SetUp(n, c.Volume(c.Unique("vol")), c.Pod("pod"));
   c.tracker().RunNow(v.pod_undo);
-  if (!n.mounter().IsMountPoint(v.global_path))
+  if (!n.filesystem().IsMountPoint(v.global_path))
     c.Fail("protocol §5.9: mountdevice leaves a real mount at the global path",
            v.global_path + " is not a mount point after the pod's unmount");
   HeldOpen busy(n, v.global_path);
@@ -264,7 +264,7 @@ void BackendUnreachable(CaseContext& c) {
     up = c.Call(n, c.argv().Attach(json, n.name()), component);
   } else {
     const std::string dir = c.Paths(n).PodVolumeDir(c.Unique("uid"), spec.name);
-    n.mounter().MakeDirs(dir, 0750);
+    n.filesystem().MakeDirs(dir, 0750);
     up = MountOnto(c, n, spec, dir);
   }
   c.fixture().SetBackendReachable(n, true);
@@ -277,13 +277,13 @@ void BackendUnreachable(CaseContext& c) {
   auto v = c.SetUp(n, spec, c.Pod("pod"));
   CheckDataRoundTrip(c, v);
   c.tracker().RunNow(v.pod_undo);
-  if (c.profile().attachable() && n.mounter().IsMountPoint(v.global_path)) {
+  if (c.profile().attachable() && n.filesystem().IsMountPoint(v.global_path)) {
     c.fixture().SetBackendReachable(n, false);
     c.transcript().AddEvent("backend unreachable", {{"node", n.name()}});
     auto r = c.Call(n, c.argv().UnmountDevice(v.global_path));
     c.fixture().SetBackendReachable(n, true);
     c.transcript().AddEvent("backend reachable", {{"node", n.name()}});
-    if (r.ok() && n.mounter().IsMountPoint(v.global_path)) {
+    if (r.ok() && n.filesystem().IsMountPoint(v.global_path)) {
       c.Fail("F11 (protocol §7: a Success is true: unmountdevice leaves nothing mounted)",
              "with the backend unreachable, unmountdevice answered Success but " + v.global_path +
                  " is still mounted");

@@ -80,12 +80,13 @@ void PodDeletedDuringLongMountDevice(CaseContext& c) {
                      " was no longer attached to " + n.name() + " alone");
   }
   if (md.not_supported()) {
-    n.mounter().FormatAndMount(device, global, spec.fs_type.empty() ? "ext4" : spec.fs_type, false);
+    n.filesystem().FormatAndMount(device, global, spec.fs_type.empty() ? "ext4" : spec.fs_type,
+                                  false);
   } else if (!md.ok()) {
     c.Fail(kF15, "the mountdevice held up by a slow backend failed: " +
                      (md.verdict.status ? md.verdict.status->message : md.verdict.error));
   }
-  if (!n.mounter().IsMountPoint(global))
+  if (!n.filesystem().IsMountPoint(global))
     c.Fail(kF15, "mountdevice answered Success but " + global + " is not a mount point");
 
   // kubelet's teardown, now that the operation has returned.

@@ -54,7 +54,7 @@ void TearDownRepeated(CaseContext& c) {
   auto v = c.SetUp(n, spec, c.Pod("pod"));
   TearDownAll(c);
   for (int i = 1; i < c.repeat(); ++i) {
-    n.mounter().MakeDirs(v.pod_dir, 0750);
+    n.filesystem().MakeDirs(v.pod_dir, 0750);
     auto planted = PlantUserFiles(c, n, v.pod_dir);
     auto u = c.Call(n, c.argv().Unmount(v.pod_dir));
     CheckPlantedFiles(c, planted, "unmount (repeated)");
@@ -64,7 +64,7 @@ void TearDownRepeated(CaseContext& c) {
     }
     KubeletRemoveDir(n, v.pod_dir);
     if (c.profile().attachable()) {
-      n.mounter().MakeDirs(v.global_path, 0750);
+      n.filesystem().MakeDirs(v.global_path, 0750);
       auto planted_global = PlantUserFiles(c, n, v.global_path);
       auto ud = c.Call(n, c.argv().UnmountDevice(v.global_path));
       CheckPlantedFiles(c, planted_global, "unmountdevice (repeated)");

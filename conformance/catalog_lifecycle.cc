@@ -10,7 +10,7 @@ namespace {
 void MountOnlyLifecycle(CaseContext& c) {
   auto& n = c.node();
   auto v = c.SetUp(n, c.Volume(c.Unique("vol")), c.Pod("pod"));
-  if (!n.mounter().IsMountPoint(v.pod_dir)) {
+  if (!n.filesystem().IsMountPoint(v.pod_dir)) {
     c.Fail("protocol §7: mount mounts the pod dir",
            "mount said Success but " + v.pod_dir + " is not a mount point");
   }
@@ -28,7 +28,7 @@ void AttachableLifecycle(CaseContext& c) {
     c.Fail("F28 (protocol §7: isattached reports an attached volume)",
            "isattached said attached:false after attach");
   }
-  if (!n.mounter().IsMountPoint(v.global_path)) {
+  if (!n.filesystem().IsMountPoint(v.global_path)) {
     c.Fail("protocol §7: mountdevice mounts the device path",
            v.global_path + " is not a mount point");
   }
@@ -53,7 +53,7 @@ void DataPersists(CaseContext& c) {
   auto again = c.SetUp(n, spec, c.Pod("pod"));
   std::string back;
   try {
-    back = n.mounter().ReadFile(again.pod_dir + "/persist.txt");
+    back = n.filesystem().ReadFile(again.pod_dir + "/persist.txt");
   } catch (const std::exception& e) {
     c.Fail("protocol §7: an attachable volume keeps its data across mounts",
            std::string("read after remount: ") + e.what());

@@ -19,7 +19,7 @@ void ReadOnlyEnforced(CaseContext& c) {
   auto v = c.SetUp(n, c.Volume(c.Unique("vol"), /*read_only=*/true), c.Pod("pod"));
   bool wrote = false;
   try {
-    n.mounter().WriteFile(v.pod_dir + "/must-not-exist", "x");
+    n.filesystem().WriteFile(v.pod_dir + "/must-not-exist", "x");
     wrote = true;
   } catch (const std::exception&) {
     // expected: EROFS
@@ -50,7 +50,7 @@ void GlobalPathReadOnly(CaseContext& c) {
   }
   bool wrote = false;
   try {
-    n.mounter().WriteFile(v.global_path + "/must-not-exist", "x");
+    n.filesystem().WriteFile(v.global_path + "/must-not-exist", "x");
     wrote = true;
   } catch (const std::exception&) {
     // expected: EROFS
@@ -194,13 +194,13 @@ void NeverReformat(CaseContext& c) {
   if (c.profile().attachable()) {
     if (c.MountCount(n, v.global_path) > 0)
       c.Require(n, c.argv().UnmountDevice(v.global_path), "protocol §7: unmountdevice succeeds");
-    n.mounter().MakeDirs(v.global_path, 0750);
+    n.filesystem().MakeDirs(v.global_path, 0750);
     target = v.global_path;
     again = c.Call(n, c.argv().MountDevice(v.global_path, v.device, c.Json(other)));
   } else {
     auto pod = c.Pod("pod");
     target = c.Paths(n).PodVolumeDir(pod.pod_uid, other.name);
-    n.mounter().MakeDirs(target, 0750);
+    n.filesystem().MakeDirs(target, 0750);
     again = c.Call(n, c.argv().Mount(target, c.Json(other, &pod)));
     if (again.ok()) {
       c.tracker().Push("unmount " + target, [&c, &n, target] {
@@ -215,7 +215,7 @@ void NeverReformat(CaseContext& c) {
     const std::string fs = FsOf(n, target);
     std::string kept;
     try {
-      kept = n.mounter().ReadFile(target + "/keep.txt");
+      kept = n.filesystem().ReadFile(target + "/keep.txt");
     } catch (const std::exception&) {
     }
     if (fs == other.fs_type && kept.empty()) {

@@ -79,7 +79,7 @@ void CheckDataKept(CaseContext& c, const PodVolume& v, const std::string& file,
                    const std::string& when) {
   std::string back;
   try {
-    back = v.node->mounter().ReadFile(v.pod_dir + "/" + file);
+    back = v.node->filesystem().ReadFile(v.pod_dir + "/" + file);
   } catch (const std::exception& e) {
     c.Fail(kDataRule, "read " + file + " " + when + ": " + e.what());
   }

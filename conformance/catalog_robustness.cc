@@ -67,7 +67,7 @@ void KubeletRootWithSpace(CaseContext& c) {
   auto& n = c.node();
   const std::string root =
       std::filesystem::path(n.kubelet_root()).parent_path().string() + "/kubelet data";
-  n.mounter().MakeDirs(root, 0750);
+  n.filesystem().MakeDirs(root, 0750);
   c.UseKubeletRoot(n, root);
   auto v = c.SetUp(n, c.Volume(c.Unique("vol")), c.Pod("pod"));
   CheckDataRoundTrip(c, v);
@@ -82,14 +82,14 @@ void PrefixSharingPaths(CaseContext& c) {
   auto pod = c.Pod("pod");
   auto longer = c.SetUp(n, c.Volume(base + "0"), pod);
   auto shorter = c.SetUp(n, c.Volume(base), pod);
-  if (!n.mounter().IsMountPoint(shorter.pod_dir) && shorter.driver_mounted) {
+  if (!n.filesystem().IsMountPoint(shorter.pod_dir) && shorter.driver_mounted) {
     c.Fail("F25 (protocol §7: mount state is exact, not a path prefix)",
            "mount of " + shorter.pod_dir + " said Success but mounted nothing while " +
                longer.pod_dir + " was mounted");
   }
   CheckDataRoundTrip(c, shorter);
   c.tracker().RunNow(shorter.pod_undo);
-  if (!n.mounter().IsMountPoint(longer.pod_dir)) {
+  if (!n.filesystem().IsMountPoint(longer.pod_dir)) {
     c.Fail("F25 (protocol §7: unmount touches only its own dir)",
            "unmount of " + shorter.pod_dir + " unmounted " + longer.pod_dir);
   }

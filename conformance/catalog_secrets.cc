@@ -33,10 +33,10 @@ void InvalidBase64IsFailure(CaseContext& c) {
   spec.options[std::string(sim::kSecretKeyPrefix) + "flexconform-password"] = invalid;
   auto pod = c.Pod("pod");
   const std::string dir = c.Paths(n).PodVolumeDir(pod.pod_uid, spec.name);
-  n.mounter().MakeDirs(dir, 0750);
+  n.filesystem().MakeDirs(dir, 0750);
   c.tracker().Push("remove " + dir, [&n, dir] {
-    if (n.mounter().IsMountPoint(dir)) n.mounter().Unmount(dir);
-    n.mounter().RemoveDir(dir);
+    if (n.filesystem().IsMountPoint(dir)) n.filesystem().Unmount(dir);
+    n.filesystem().RemoveDir(dir);
   });
   auto r = c.Call(n, c.argv().Mount(dir, c.Json(spec, &pod)));
   if (r.not_supported())

@@ -223,14 +223,15 @@ class SequenceRun {
         return std::nullopt;
       }
       case Verb::kMountDevice: {
-        n.mounter().MakeDirs(v.global_path, 0750);  // prepareForMount (§5.6)
+        n.filesystem().MakeDirs(v.global_path, 0750);  // prepareForMount (§5.6)
         auto r = c_.Call(n, argv.MountDevice(v.global_path, v.mount_device, json));
         if (auto d = OutcomeDiverges(a, e, r)) return d;
         // kubelet's default MountDevice does nothing for device "" (§3.4).
         if (r.not_supported() && !v.mount_device.empty() &&
-            !n.mounter().IsMountPoint(v.global_path)) {
-          n.mounter().FormatAndMount(v.mount_device, v.global_path,
-                                     spec_rw_.fs_type.empty() ? "ext4" : spec_rw_.fs_type, false);
+            !n.filesystem().IsMountPoint(v.global_path)) {
+          n.filesystem().FormatAndMount(v.mount_device, v.global_path,
+                                        spec_rw_.fs_type.empty() ? "ext4" : spec_rw_.fs_type,
+                                        false);
         }
         return std::nullopt;
       }
@@ -238,29 +239,30 @@ class SequenceRun {
         const auto& dir = v.pod_dirs[static_cast<std::size_t>(a.pod)];
         auto pod = v.pods[static_cast<std::size_t>(a.pod)];
         const auto& spec = model::PodReadOnly(a.pod) ? spec_ro_ : spec_rw_;
-        n.mounter().MakeDirs(dir, 0750);  // prepareForMount (§5.7)
+        n.filesystem().MakeDirs(dir, 0750);  // prepareForMount (§5.7)
         auto r = c_.Call(n, argv.Mount(dir, c_.Json(spec, &pod), v.mount_device));
         if (auto d = OutcomeDiverges(a, e, r)) return d;
-        if (r.not_supported() && !n.mounter().IsMountPoint(dir)) {
-          n.mounter().Mount(v.global_path, dir, "", MS_BIND, "");
-          if (spec.read_only) n.mounter().Mount("", dir, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
+        if (r.not_supported() && !n.filesystem().IsMountPoint(dir)) {
+          n.filesystem().Mount(v.global_path, dir, "", MS_BIND, "");
+          if (spec.read_only)
+            n.filesystem().Mount("", dir, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
         }
         return std::nullopt;
       }
       case Verb::kUnmount: {
         const auto& dir = v.pod_dirs[static_cast<std::size_t>(a.pod)];
         // kubelet calls unmount whenever the dir exists, mounted or not (§5.8).
-        n.mounter().MakeDirs(dir, 0750);
+        n.filesystem().MakeDirs(dir, 0750);
         auto r = c_.Call(n, argv.Unmount(dir));
         if (auto d = OutcomeDiverges(a, e, r)) return d;
-        if (r.not_supported() && n.mounter().IsMountPoint(dir)) KubeletUnmount(n, dir);
+        if (r.not_supported() && n.filesystem().IsMountPoint(dir)) KubeletUnmount(n, dir);
         return RemoveAfterSuccess(n, dir, e.rule);
       }
       case Verb::kUnmountDevice: {
-        n.mounter().MakeDirs(v.global_path, 0750);
+        n.filesystem().MakeDirs(v.global_path, 0750);
         auto r = c_.Call(n, argv.UnmountDevice(v.global_path));
         if (auto d = OutcomeDiverges(a, e, r)) return d;
-        if (r.not_supported() && n.mounter().IsMountPoint(v.global_path)) {
+        if (r.not_supported() && n.filesystem().IsMountPoint(v.global_path)) {
           KubeletUnmount(n, v.global_path);
         }
         return RemoveAfterSuccess(n, v.global_path, e.rule);
@@ -291,7 +293,7 @@ class SequenceRun {
   // (non-recursive): it must be unmounted and empty (F11).
   std::optional<Divergence> RemoveAfterSuccess(sim::Node& n, const std::string& dir,
                                                const std::string& rule) {
-    if (n.mounter().IsMountPoint(dir)) {
+    if (n.filesystem().IsMountPoint(dir)) {
       return Divergence{0, rule, dir + " unmounted", "still a mount point"};
     }
     try {
@@ -423,21 +425,21 @@ class SequenceRun {
   // the next sequence and the leak audit start clean.
   void TearDownPod(NodeVolume& v, const std::string& dir) {
     sim::Node& n = *v.node;
-    if (!n.mounter().PathExists(dir)) return;
+    if (!n.filesystem().PathExists(dir)) return;
     auto r = c_.Call(n, c_.argv().Unmount(dir));
     std::string problem;
-    if (r.not_supported() && n.mounter().IsMountPoint(dir)) KubeletUnmount(n, dir);
+    if (r.not_supported() && n.filesystem().IsMountPoint(dir)) KubeletUnmount(n, dir);
     if (!r.ok() && !r.not_supported()) problem = "unmount " + dir + ": " + r.verdict.error;
     CleanUp(n, dir, problem);
   }
 
   void TearDownGlobal(NodeVolume& v) {
     sim::Node& n = *v.node;
-    if (!n.mounter().PathExists(v.global_path)) return;
+    if (!n.filesystem().PathExists(v.global_path)) return;
     std::string problem;
-    if (n.mounter().IsMountPoint(v.global_path)) {
+    if (n.filesystem().IsMountPoint(v.global_path)) {
       auto r = c_.Call(n, c_.argv().UnmountDevice(v.global_path));
-      if (r.not_supported() && n.mounter().IsMountPoint(v.global_path)) {
+      if (r.not_supported() && n.filesystem().IsMountPoint(v.global_path)) {
         KubeletUnmount(n, v.global_path);
       }
       if (!r.ok() && !r.not_supported()) {
@@ -456,7 +458,7 @@ class SequenceRun {
   }
 
   static void CleanUp(sim::Node& n, const std::string& dir, std::string problem) {
-    for (int layer = 0; layer < 8 && n.mounter().IsMountPoint(dir); ++layer) {
+    for (int layer = 0; layer < 8 && n.filesystem().IsMountPoint(dir); ++layer) {
       if (problem.empty()) problem = dir + " still mounted after teardown";
       KubeletUnmount(n, dir);
     }

@@ -10,7 +10,7 @@ namespace {
 void UnmountNeverMounted(CaseContext& c) {
   auto& n = c.node();
   const std::string dir = c.Paths(n).PodVolumeDir(c.Unique("uid"), c.Unique("vol"));
-  n.mounter().MakeDirs(dir, 0750);
+  n.filesystem().MakeDirs(dir, 0750);
   auto planted = PlantUserFiles(c, n, dir);
   auto r = c.Call(n, c.argv().Unmount(dir));
   CheckPlantedFiles(c, planted, "unmount");
@@ -44,7 +44,7 @@ void DetachNeverAttached(CaseContext& c) {
 void UnmountDeviceNeverMounted(CaseContext& c) {
   auto& n = c.node();
   const std::string dir = c.Paths(n).DeviceMountPath(c.Unique("vol"));
-  n.mounter().MakeDirs(dir, 0750);
+  n.filesystem().MakeDirs(dir, 0750);
   auto planted = PlantUserFiles(c, n, dir);
   auto r = c.Call(n, c.argv().UnmountDevice(dir));
   CheckPlantedFiles(c, planted, "unmountdevice");

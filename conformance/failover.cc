@@ -125,7 +125,7 @@ bool Failover::SetUpOn(const sim::Node& n) {
 bool Failover::Mounted(const sim::Pod& pod) {
   sim::Node& n = cluster_->node(pod.node);
   return n.running() && cluster_->kubelet(pod.node).PodsWithVolume(volume_name_).count(pod.uid) &&
-         n.mounter().IsMountPoint(PodDir(pod));
+         n.filesystem().IsMountPoint(PodDir(pod));
 }
 
 void Failover::RequireMounted(const sim::Pod& pod, const std::string& rule,
@@ -171,15 +171,17 @@ std::map<std::string, std::uint64_t> Failover::WriteFiles(const sim::Pod& pod,
     const std::string path = PodDir(pod) + "/" + name;
     try {
       if (synced) {
-        n.mounter().WriteFile(path, data);
+        n.filesystem().WriteFile(path, data);
       } else {
         WriteUnsynced(n, path, data);
       }
     } catch (const std::exception& e) {
       // Read-only by design (informational files): no data can follow the
       // pod, and kubelet requires nothing more (as CheckDataRoundTrip).
-      if (!CaseContext::Listable(n, PodDir(pod)))
+      if (!CaseContext::Listable(n, PodDir(pod))) {
+        c_.RecordCheck(n, "write", path, e.what());
         c_.Fail("protocol §7: a mounted volume is writable", std::string("write: ") + e.what());
+      }
       c_.Skip("capability: the volume is mounted but not writable (" + std::string(e.what()) +
               "), so no data can follow the pod");
     }
@@ -198,11 +200,13 @@ void Failover::CheckFiles(const sim::Pod& pod, const std::string& rule,
   for (const auto& [name, sum] : sums) {
     std::string data;
     try {
-      data = n.mounter().ReadFile(PodDir(pod) + "/" + name);
+      data = n.filesystem().ReadFile(PodDir(pod) + "/" + name);
     } catch (const std::exception& e) {
+      c_.RecordCheck(n, "read", PodDir(pod) + "/" + name, e.what());
       c_.Fail(rule, "on " + n.name() + ": " + e.what());
     }
     if (Checksum(data) != sum) {
+      c_.RecordCheck(n, "read", PodDir(pod) + "/" + name, "checksum " + Hex(Checksum(data)));
       c_.Fail(rule, "on " + n.name() + ": " + name + " has checksum " + Hex(Checksum(data)) + " (" +
                         std::to_string(data.size()) + " bytes), written with " + Hex(sum));
     }
@@ -228,7 +232,7 @@ std::map<std::string, std::uint64_t> Failover::Files(const sim::Pod& pod) {
   for (const auto& e : std::filesystem::directory_iterator(real, ec)) {
     if (!e.is_regular_file(ec)) continue;
     const std::string name = e.path().filename().string();
-    out[name] = Checksum(n.mounter().ReadFile(dir + "/" + name));
+    out[name] = Checksum(n.filesystem().ReadFile(dir + "/" + name));
   }
   return out;
 }

@@ -128,14 +128,14 @@ class Replayer {
   // What kubelet does before the call (prepareForMount).
   void Before(const std::string& verb, const sim::Args& args) {
     if ((verb == "mount" || verb == "mountdevice") && args.size() > 1 &&
-        !node_.mounter().PathExists(args[1]))
-      node_.mounter().MakeDirs(args[1], 0750);
+        !node_.filesystem().PathExists(args[1]))
+      node_.filesystem().MakeDirs(args[1], 0750);
   }
 
   // What kubelet does after the call, on the replayed outcome: the
   // Not-supported fallbacks and removing a directory after a teardown.
   void After(const std::string& verb, const sim::Args& args, const sim::CallResult& r) {
-    auto& m = node_.mounter();
+    auto& m = node_.filesystem();
     const std::string path = args.size() > 1 ? args[1] : "";
     try {
       if (verb == "mount" && r.not_supported()) {

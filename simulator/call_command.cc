@@ -72,7 +72,7 @@ int RunCallCommand(CallCommand c) {
   BoostProcessRunner runner;
   DriverInvoker invoker(runner, transcript, c.settings);
   Node node(c.node, run_dir.path, c.env);
-  Mounter& m = node.mounter();
+  NodeFilesystem& m = node.filesystem();
   KubeletPaths paths(node.kubelet_root(), c.volume.driver);
   ArgvBuilder argv(profile);
   Redactor redactor;

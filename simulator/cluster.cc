@@ -14,8 +14,7 @@ Cluster::Cluster(ClusterConfig config, ProcessRunner& runner, Transcript* transc
       profile_(FindProfile(config_.profile)),
       transcript_(transcript ? *transcript : own_transcript_),
       invoker_(runner, transcript_, config_.call) {
-  control_plane_ =
-      std::make_unique<Node>("control-plane", config_.run_dir, config_.control_plane_env);
+  control_plane_ = MakeNode("control-plane", config_.control_plane_env);
   controller_ =
       std::make_unique<AttachDetachController>(*control_plane_, state_, invoker_, profile_,
                                                transcript_, clock_, node_ptrs_, config_.controller);
@@ -59,10 +58,16 @@ void Cluster::AddNode(const std::string& name, bool controller_managed_attach,
     state_.node_status[name].controller_managed_attach = controller_managed_attach;
     return;
   }
-  auto node = std::make_unique<Node>(name, config_.run_dir, std::move(env));
+  auto node = MakeNode(name, std::move(env));
   Node& added = *node;
   nodes_[name] = std::move(node);
   AddKubelet(added, controller_managed_attach);
+}
+
+std::unique_ptr<Node> Cluster::MakeNode(const std::string& name,
+                                        std::map<std::string, std::string> env) {
+  if (config_.make_node) return config_.make_node(name, config_.run_dir, std::move(env));
+  return std::make_unique<Node>(name, config_.run_dir, std::move(env));
 }
 
 void Cluster::AdoptNode(Node& node, bool controller_managed_attach) {

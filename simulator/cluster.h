@@ -15,6 +15,9 @@
 
 namespace flexkit::sim {
 
+using NodeFactory = std::function<std::unique_ptr<Node>(
+    const std::string& name, const std::string& run_dir, std::map<std::string, std::string> env)>;
+
 struct ClusterConfig {
   std::string run_dir;
   std::string profile = "current";
@@ -22,6 +25,9 @@ struct ClusterConfig {
   ControllerSettings controller;
   // The driver's environment on the control plane (kube-controller-manager).
   std::map<std::string, std::string> control_plane_env;
+  // Makes every node, the control plane too; empty: a real Node (its own
+  // mount namespace, CAP_SYS_ADMIN). Tests pass FakeNodeFilesystem::MakeNode.
+  NodeFactory make_node;
 };
 
 class Cluster {
@@ -73,6 +79,7 @@ class Cluster {
   std::string Fingerprint() const;
   void Log(const std::string& line);
   void AddKubelet(Node& node, bool controller_managed_attach);
+  std::unique_ptr<Node> MakeNode(const std::string& name, std::map<std::string, std::string> env);
 
   ClusterConfig config_;
   const VersionProfile& profile_;

@@ -65,13 +65,21 @@ std::vector<std::string> AttachDetachController::Reconcile() {
     transcript_.AddEvent("controller error", {{"error", e}});
   };
   const auto now = clock_.Now();
+  const DesiredState desired = PopulateDesiredState(record);
+  DetachUnwanted(desired, now, record);
+  AttachDesired(desired, record);
+  if (last_sync_.count() < 0 || now - last_sync_ >= settings_.sync_period) {
+    last_sync_ = now;
+    VerifyAttached(record);
+  }
+  return errors;
+}
 
-  // Desired state: attachable volumes of pods on controller-managed nodes.
-  struct Want {
-    VolumeSpec spec;
-    std::shared_ptr<FlexPlugin> plugin;
-  };
-  std::map<std::pair<std::string, std::string>, Want> desired;
+// The desired-state populator: attachable volumes of pods on
+// controller-managed nodes, each named through getvolumename.
+AttachDetachController::DesiredState AttachDetachController::PopulateDesiredState(
+    const ErrorSink& record) {
+  DesiredState desired;
   for (const auto& [key, pod] : cluster_.pods) {
     if (pod.node.empty() || !cluster_.node_status[pod.node].controller_managed_attach) continue;
     for (const auto& v : pod.volumes) {
@@ -79,7 +87,6 @@ std::vector<std::string> AttachDetachController::Reconcile() {
         ResolvedVolume r = cluster_.Resolve(pod, v);
         auto plugin = prober_->Find(r.spec.driver);
         if (!plugin || !plugin->capabilities.attach) continue;
-        // The desired-state populator computes the unique name: getvolumename.
         CallResult g = prober_->Call(
             *plugin, ArgvBuilder(profile_).GetVolumeName(OptionsJson(profile_, r.spec, nullptr)),
             Redactor());
@@ -94,8 +101,13 @@ std::vector<std::string> AttachDetachController::Reconcile() {
       }
     }
   }
+  return desired;
+}
 
-  // Detach what is no longer desired.
+// Detach what is no longer desired once the node's volumesInUse has
+// cleared, or by force after maxWaitForUnmountDuration on an unhealthy node.
+void AttachDetachController::DetachUnwanted(const DesiredState& desired, Clock::Duration now,
+                                            const ErrorSink& record) {
   for (auto it = actual_.begin(); it != actual_.end();) {
     auto& [key, a] = *it;
     if (desired.count(key) != 0) {
@@ -129,9 +141,12 @@ std::vector<std::string> AttachDetachController::Reconcile() {
       ++it;
     }
   }
+}
 
-  // Attach what is desired.
-  for (auto& [key, want] : desired) {
+// Attach what is desired and not attached (or uncertain), refusing a
+// second node for an RWO-only PV (inline volumes have no access modes).
+void AttachDetachController::AttachDesired(const DesiredState& desired, const ErrorSink& record) {
+  for (const auto& [key, want] : desired) {
     const auto& [unique, node] = key;
     auto existing = actual_.find(key);
     if (existing != actual_.end() && !existing->second.uncertain) continue;
@@ -162,38 +177,37 @@ std::vector<std::string> AttachDetachController::Reconcile() {
     a.device = r.ok() ? r.verdict.status->device : "";
     cluster_.node_status[node].volumes_attached[unique] = a.device;
   }
+}
 
-  // isattached every sync period.
-  if (last_sync_.count() < 0 || now - last_sync_ >= settings_.sync_period) {
-    last_sync_ = now;
-    std::set<std::string> aborted_nodes;
-    for (auto it = actual_.begin(); it != actual_.end();) {
-      auto& [key, a] = *it;
-      const auto& [unique, node] = key;
-      auto plugin = prober_->Find(a.spec.driver);
-      if (a.uncertain || !plugin || aborted_nodes.count(node) != 0) {
-        ++it;
-        continue;
-      }
-      CallResult r = prober_->Call(
-          *plugin, ArgvBuilder(profile_).IsAttached(OptionsJson(profile_, a.spec, nullptr), node),
-          Redactor());
-      if (r.not_supported()) {
-        ++it;
-      } else if (!r.ok()) {
-        aborted_nodes.insert(node);  // the node's batch is abandoned, all kept
-        record("VolumesAreAttached on " + node + " failed: " + r.verdict.error);
-        ++it;
-      } else if (!r.verdict.status->attached) {
-        cluster_.node_status[node].volumes_attached.erase(unique);
-        transcript_.AddEvent("marked detached", {{"volume", unique}, {"node", node}});
-        it = actual_.erase(it);
-      } else {
-        ++it;
-      }
+// VolumesAreAttached: isattached for each certain attachment; a failure
+// abandons the node's batch and keeps all of it, "not attached" drops one.
+void AttachDetachController::VerifyAttached(const ErrorSink& record) {
+  std::set<std::string> aborted_nodes;
+  for (auto it = actual_.begin(); it != actual_.end();) {
+    auto& [key, a] = *it;
+    const auto& [unique, node] = key;
+    auto plugin = prober_->Find(a.spec.driver);
+    if (a.uncertain || !plugin || aborted_nodes.count(node) != 0) {
+      ++it;
+      continue;
+    }
+    CallResult r = prober_->Call(
+        *plugin, ArgvBuilder(profile_).IsAttached(OptionsJson(profile_, a.spec, nullptr), node),
+        Redactor());
+    if (r.not_supported()) {
+      ++it;
+    } else if (!r.ok()) {
+      aborted_nodes.insert(node);
+      record("VolumesAreAttached on " + node + " failed: " + r.verdict.error);
+      ++it;
+    } else if (!r.verdict.status->attached) {
+      cluster_.node_status[node].volumes_attached.erase(unique);
+      transcript_.AddEvent("marked detached", {{"volume", unique}, {"node", node}});
+      it = actual_.erase(it);
+    } else {
+      ++it;
     }
   }
-  return errors;
 }
 
 }  // namespace flexkit::sim

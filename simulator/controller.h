@@ -7,6 +7,7 @@
 // desired, refusing a second node for RWO-only PVs (inline volumes exempt);
 // every sync period, isattached for each attachment. Attach and detach
 // errors leave the attachment uncertain, retried later.
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -50,6 +51,19 @@ class AttachDetachController {
   void Restart();
 
  private:
+  struct Want {
+    VolumeSpec spec;
+    std::shared_ptr<FlexPlugin> plugin;
+  };
+  // (unique volume name, node) -> what a pod there needs
+  using DesiredState = std::map<std::pair<std::string, std::string>, Want>;
+  using ErrorSink = std::function<void(const std::string&)>;
+  // The phases of one Reconcile, in order.
+  DesiredState PopulateDesiredState(const ErrorSink& record);
+  void DetachUnwanted(const DesiredState& desired, Clock::Duration now, const ErrorSink& record);
+  void AttachDesired(const DesiredState& desired, const ErrorSink& record);
+  void VerifyAttached(const ErrorSink& record);  // every sync period
+
   bool NodeHealthy(const std::string& node) const;
   void Detach(const std::pair<std::string, std::string>& key, Attachment& a, FlexPlugin& plugin);
 

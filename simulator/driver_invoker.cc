@@ -10,9 +10,9 @@ std::vector<std::string> RedactedArgv(const std::string& executable, const Args&
   return argv;
 }
 
-std::vector<MountEntry> Snapshot(const Node& node) {
+std::vector<MountEntry> Snapshot(Node& node) {
   if (!node.running()) return {};
-  return ReadMountTable(node.holder_pid());
+  return node.filesystem().Mounts();
 }
 
 }  // namespace

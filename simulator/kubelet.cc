@@ -2,7 +2,6 @@
 
 #include <sys/mount.h>
 
-#include <filesystem>
 #include <stdexcept>
 
 #include "simulator/options_builder.h"
@@ -122,6 +121,19 @@ std::vector<std::string> Kubelet::Sync() {
   return errors;
 }
 
+CallResult Kubelet::Call(FlexPlugin& plugin, const Args& args, const Redactor& redactor) {
+  return prober_->Call(plugin, args, redactor);
+}
+
+// GetVolumeName, which Kubernetes runs for the unique name and again in
+// getDeviceMountPath: Not supported is no error.
+void Kubelet::GetVolumeName(FlexPlugin& plugin, const VolumeSpec& spec) {
+  CallResult r =
+      Call(plugin, ArgvBuilder(profile_).GetVolumeName(OptionsJson(profile_, spec, nullptr)));
+  if (!r.ok() && !r.not_supported())
+    throw OperationError("GetVolumeName", spec.name, r.verdict.error);
+}
+
 void Kubelet::SetUp(const Pod& pod, const PodVolume& volume) {
   ResolvedVolume resolved = cluster_.Resolve(pod, volume);
   const VolumeSpec& spec = resolved.spec;
@@ -135,66 +147,75 @@ void Kubelet::SetUp(const Pod& pod, const PodVolume& volume) {
   state.spec = spec;
   state.attachable = attachable;
   state.unique_name = UniqueName(spec, attachable, pod.uid);
-  ArgvBuilder argv(profile_);
-  KubeletPaths paths(node_.kubelet_root(), spec.driver);
-  const std::string json = OptionsJson(profile_, spec, nullptr);
-  Mounter& m = node_.mounter();
-  NodeStatus& status = cluster_.node_status[node_.name()];
-
-  auto call = [&](const Args& args, const Redactor& redactor = Redactor()) {
-    return prober_->Call(*plugin, args, redactor);
-  };
-  auto get_volume_name = [&] {
-    CallResult r = call(argv.GetVolumeName(json));
-    if (!r.ok() && !r.not_supported()) {
-      throw OperationError("GetVolumeName", spec.name, r.verdict.error);
-    }
-  };
-
   if (attachable && !state.device_mounted) {
-    get_volume_name();
-    status.volumes_in_use.insert(state.unique_name);  // reported before mounting
-    std::string device_path;
-    if (!status.controller_managed_attach) {
-      if (!state.attached_by_kubelet) {
-        CallResult r = call(argv.Attach(json, node_.name()));
-        if (!r.ok() && !r.not_supported())
-          throw OperationError("AttachVolume", spec.name, r.verdict.error);
-        device_path = r.ok() ? r.verdict.status->device : "";
-        status.volumes_attached[state.unique_name] = device_path;
-        state.attached_by_kubelet = true;
-      }
-      device_path = status.volumes_attached[state.unique_name];
-    } else {
-      auto attached = status.volumes_attached.find(state.unique_name);
-      if (attached == status.volumes_attached.end()) {
-        throw OperationError(
-            "VerifyControllerAttachedVolume", spec.name,
-            "volume " + state.unique_name + " is not yet attached to node " + node_.name());
-      }
-      device_path = attached->second;
-    }
-    CallResult w = call(argv.WaitForAttach(device_path, json));
-    if (!w.ok() && !w.not_supported())
-      throw OperationError("WaitForAttach", spec.name, w.verdict.error);
-    state.device = w.ok() ? w.verdict.status->device : device_path;
-
-    get_volume_name();  // GetDeviceMountPath (plugin.go getDeviceMountPath)
-    const std::string global = paths.DeviceMountPath(spec.name);
-    if (!(m.PathExists(global) && m.IsMountPoint(global))) {  // "mount only once"
-      m.MakeDirs(global, 0750);
-      CallResult md = call(argv.MountDevice(global, state.device, json));
-      if (md.not_supported()) {
-        if (!state.device.empty())
-          m.FormatAndMount(state.device, global, spec.fs_type, spec.read_only);
-      } else if (!md.ok()) {
-        throw OperationError("MountDevice", spec.name, md.verdict.error);
-      }
-    }
-    state.device_mounted = true;
+    GetVolumeName(*plugin, spec);
+    cluster_.node_status[node_.name()].volumes_in_use.insert(state.unique_name);  // before mounting
+    WaitForAttach(*plugin, state, AttachedDevicePath(*plugin, state));
+    MountDevice(*plugin, state);
   }
+  MountPod(*plugin, state, pod, resolved);
+}
 
-  // SetUp: secrets, prepare the pod dir, mount (or bind the global path).
+// The device path of an attached volume: attach it when kubelet manages
+// attachment, otherwise verify the controller attached it
+// (VerifyControllerAttachedVolume).
+std::string Kubelet::AttachedDevicePath(FlexPlugin& plugin, VolumeState& state) {
+  NodeStatus& status = cluster_.node_status[node_.name()];
+  const VolumeSpec& spec = state.spec;
+  if (!status.controller_managed_attach) {
+    if (!state.attached_by_kubelet) {
+      CallResult r = Call(
+          plugin, ArgvBuilder(profile_).Attach(OptionsJson(profile_, spec, nullptr), node_.name()));
+      if (!r.ok() && !r.not_supported())
+        throw OperationError("AttachVolume", spec.name, r.verdict.error);
+      status.volumes_attached[state.unique_name] = r.ok() ? r.verdict.status->device : "";
+      state.attached_by_kubelet = true;
+    }
+    return status.volumes_attached[state.unique_name];
+  }
+  auto attached = status.volumes_attached.find(state.unique_name);
+  if (attached == status.volumes_attached.end()) {
+    throw OperationError(
+        "VerifyControllerAttachedVolume", spec.name,
+        "volume " + state.unique_name + " is not yet attached to node " + node_.name());
+  }
+  return attached->second;
+}
+
+void Kubelet::WaitForAttach(FlexPlugin& plugin, VolumeState& state,
+                            const std::string& device_path) {
+  CallResult w = Call(plugin, ArgvBuilder(profile_).WaitForAttach(
+                                  device_path, OptionsJson(profile_, state.spec, nullptr)));
+  if (!w.ok() && !w.not_supported())
+    throw OperationError("WaitForAttach", state.spec.name, w.verdict.error);
+  state.device = w.ok() ? w.verdict.status->device : device_path;
+}
+
+// MountDevice at the global path, only once; Not supported: kubelet
+// formats and mounts the device itself.
+void Kubelet::MountDevice(FlexPlugin& plugin, VolumeState& state) {
+  const VolumeSpec& spec = state.spec;
+  NodeFilesystem& fs = node_.filesystem();
+  GetVolumeName(plugin, spec);  // GetDeviceMountPath (plugin.go getDeviceMountPath)
+  const std::string global =
+      KubeletPaths(node_.kubelet_root(), spec.driver).DeviceMountPath(spec.name);
+  if (!(fs.PathExists(global) && fs.IsMountPoint(global))) {  // "mount only once"
+    fs.MakeDirs(global, 0750);
+    CallResult md = Call(plugin, ArgvBuilder(profile_).MountDevice(
+                                     global, state.device, OptionsJson(profile_, spec, nullptr)));
+    if (md.not_supported()) {
+      if (!state.device.empty())
+        fs.FormatAndMount(state.device, global, spec.fs_type, spec.read_only);
+    } else if (!md.ok()) {
+      throw OperationError("MountDevice", spec.name, md.verdict.error);
+    }
+  }
+  state.device_mounted = true;
+}
+
+// The pod keys of the mount options, with the secret the volume names.
+MountExtras Kubelet::PodExtras(const Pod& pod, const ResolvedVolume& resolved) const {
+  const VolumeSpec& spec = resolved.spec;
   MountExtras extras;
   extras.pod_name = pod.name;
   extras.pod_namespace = pod.ns;
@@ -202,57 +223,68 @@ void Kubelet::SetUp(const Pod& pod, const PodVolume& volume) {
   extras.service_account = pod.service_account;
   extras.fs_group = pod.fs_group;
   const FlexSource& source = resolved.source;
-  if (!source.secret_name.empty()) {
-    std::string ns =
-        spec.inline_volume || source.secret_namespace.empty() ? pod.ns : source.secret_namespace;
-    auto secret = cluster_.secrets.find(ClusterState::Key(ns, source.secret_name));
-    if (secret == cluster_.secrets.end() ||
-        (profile_.honours_capabilities && secret->second.type != spec.driver)) {
-      throw OperationError(
-          "MountVolume.SetUp", spec.name,
-          "Cannot get secret of type " + spec.driver + " (" + ns + "/" + source.secret_name + ")");
-    }
-    extras.secret = secret->second.data;
+  if (source.secret_name.empty()) return extras;
+  std::string ns =
+      spec.inline_volume || source.secret_namespace.empty() ? pod.ns : source.secret_namespace;
+  auto secret = cluster_.secrets.find(ClusterState::Key(ns, source.secret_name));
+  if (secret == cluster_.secrets.end() ||
+      (profile_.honours_capabilities && secret->second.type != spec.driver)) {
+    throw OperationError(
+        "MountVolume.SetUp", spec.name,
+        "Cannot get secret of type " + spec.driver + " (" + ns + "/" + source.secret_name + ")");
   }
+  extras.secret = secret->second.data;
+  return extras;
+}
+
+// SetUp: prepare the pod dir (skip if already a mount point), mount, or
+// bind the global path when the driver does not support mount.
+void Kubelet::MountPod(FlexPlugin& plugin, VolumeState& state, const Pod& pod,
+                       const ResolvedVolume& resolved) {
+  const VolumeSpec& spec = resolved.spec;
+  const MountExtras extras = PodExtras(pod, resolved);
   const Redactor redactor = SecretRedactor(extras.secret);
+  KubeletPaths paths(node_.kubelet_root(), spec.driver);
+  NodeFilesystem& fs = node_.filesystem();
   const std::string dir = paths.PodVolumeDir(pod.uid, spec.name);
-  if (m.PathExists(dir) && m.IsMountPoint(dir)) {
+  if (fs.PathExists(dir) && fs.IsMountPoint(dir)) {
     state.pods.insert(pod.uid);
     return;
   }
-  m.MakeDirs(dir, 0750);
-  const std::string mount_json = OptionsJson(profile_, spec, &extras);
-  CallResult r = call(argv.Mount(dir, mount_json, state.device), redactor);
+  fs.MakeDirs(dir, 0750);
+  CallResult r = Call(
+      plugin, ArgvBuilder(profile_).Mount(dir, OptionsJson(profile_, spec, &extras), state.device),
+      redactor);
   try {
     if (r.not_supported()) {
       // mounter-defaults.go SetUpAt: the bind source comes from
       // getDeviceMountPath, which runs getvolumename (options without pod
       // keys) first; its failure fails the mount.
-      get_volume_name();
+      GetVolumeName(plugin, spec);
       // Bind the global path, then remount read-only if asked.
       const std::string global = paths.DeviceMountPath(spec.name);
-      m.Mount(global, dir, "", MS_BIND, "");
-      if (spec.read_only) m.Mount(global, dir, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
+      fs.Mount(global, dir, "", MS_BIND, "");
+      if (spec.read_only) fs.Mount(global, dir, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
     } else if (!r.ok()) {
       throw OperationError("MountVolume.SetUp", spec.name, redactor.Apply(r.verdict.error));
     }
   } catch (...) {
-    if (m.PathExists(dir) && !m.IsMountPoint(dir)) {
+    if (fs.PathExists(dir) && !fs.IsMountPoint(dir)) {
       try {
-        m.RemoveDir(dir);  // k/k#49539: no directory left behind
+        fs.RemoveDir(dir);  // k/k#49539: no directory left behind
       } catch (const std::exception&) {
       }
     }
     throw;
   }
-  if (!spec.read_only && plugin->capabilities.fs_group && pod.fs_group) {
-    m.SetVolumeOwnership(dir, static_cast<long>(*pod.fs_group));
+  if (!spec.read_only && plugin.capabilities.fs_group && pod.fs_group) {
+    fs.SetVolumeOwnership(dir, static_cast<long>(*pod.fs_group));
   }
   state.pods.insert(pod.uid);
 }
 
 void Kubelet::TearDownPod(VolumeState& state, const std::string& pod_uid) {
-  Mounter& m = node_.mounter();
+  NodeFilesystem& m = node_.filesystem();
   KubeletPaths paths(node_.kubelet_root(), state.spec.driver);
   const std::string dir = paths.PodVolumeDir(pod_uid, state.spec.name);
   if (!m.PathExists(dir)) {  // "Unmount skipped because path does not exist"
@@ -273,7 +305,7 @@ void Kubelet::TearDownPod(VolumeState& state, const std::string& pod_uid) {
 
 void Kubelet::TearDownDevice(VolumeState& state) {
   if (!state.attachable) return;
-  Mounter& m = node_.mounter();
+  NodeFilesystem& m = node_.filesystem();
   auto plugin = prober_->Find(state.spec.driver);
   if (!plugin) throw OperationError("UnmountDevice", state.spec.name, "no volume plugin matched");
   ArgvBuilder argv(profile_);
@@ -314,15 +346,17 @@ void Kubelet::Restart() {
 }
 
 void Kubelet::Reconstruct() {
-  namespace fs = std::filesystem;
-  std::error_code ec;
+  // A crashed node has nothing to read: RestartNode reconstructs once its
+  // new namespace runs.
+  if (!node_.running()) return;
+  NodeFilesystem& fs = node_.filesystem();
   const std::string pods_dir = node_.kubelet_root() + "/pods";
   std::set<std::string> desired;  // uids of the pods bound here
   for (const Pod* pod : cluster_.PodsOn(node_.name())) desired.insert(pod->uid);
-  for (const auto& pod_entry : fs::directory_iterator(pods_dir, ec)) {
-    const std::string uid = pod_entry.path().filename().string();
-    for (const auto& plugin_entry : fs::directory_iterator(pod_entry.path() / "volumes", ec)) {
-      const std::string escaped = plugin_entry.path().filename().string();
+  for (const auto& uid : fs.ListDir(pods_dir)) {
+    const std::string volumes_dir = pods_dir + "/" + uid + "/volumes";
+    for (const auto& escaped : fs.ListDir(volumes_dir)) {
+      const std::string plugin_dir = volumes_dir + "/" + escaped;
       const std::string driver = UnescapeDriverName(escaped);
       auto plugin = prober_->Find(driver);
       // Plugins named with the "flexvolume-" prefix do not match the folder
@@ -331,18 +365,17 @@ void Kubelet::Reconstruct() {
         transcript_.AddEvent(
             "reconstruction failed",
             {{"node", node_.name()},
-             {"dir", plugin_entry.path().string()},
+             {"dir", plugin_dir},
              {"error", "no volume plugin matched " + profile_.plugin_name_prefix + driver}});
         continue;
       }
-      for (const auto& vol_entry : fs::directory_iterator(plugin_entry.path(), ec)) {
+      for (const auto& volume_name : fs.ListDir(plugin_dir)) {
         VolumeSpec spec;
-        spec.name = vol_entry.path().filename().string();
+        spec.name = volume_name;
         spec.driver = driver;
         // A pod still bound here whose mount vanished (the node restarted)
         // is set up again by the reconciler, not taken as mounted.
-        if (desired.count(uid) != 0 && !node_.mounter().IsMountPoint(vol_entry.path().string()))
-          continue;
+        if (desired.count(uid) != 0 && !fs.IsMountPoint(plugin_dir + "/" + volume_name)) continue;
         VolumeState& state = volumes_[spec.name];
         state.spec = spec;
         state.attachable = plugin->capabilities.attach;
@@ -350,8 +383,7 @@ void Kubelet::Reconstruct() {
         state.pods.insert(uid);
         const std::string global =
             KubeletPaths(node_.kubelet_root(), driver).DeviceMountPath(spec.name);
-        state.device_mounted = state.attachable && node_.mounter().PathExists(global) &&
-                               node_.mounter().IsMountPoint(global);
+        state.device_mounted = state.attachable && fs.PathExists(global) && fs.IsMountPoint(global);
         transcript_.AddEvent("reconstructed",
                              {{"node", node_.name()}, {"pod", uid}, {"volume", spec.name}});
       }

@@ -52,7 +52,18 @@ class Kubelet {
   };
 
   std::string UniqueName(const VolumeSpec& spec, bool attachable, const std::string& pod_uid) const;
+  CallResult Call(FlexPlugin& plugin, const Args& args, const Redactor& redactor = Redactor());
+  void GetVolumeName(FlexPlugin& plugin, const VolumeSpec& spec);
+  // The steps of Kubernetes' operation generator, in order: SetUp runs
+  // AttachedDevicePath, WaitForAttach and MountDevice for an attachable
+  // volume whose device is not mounted yet, then MountPod.
   void SetUp(const Pod& pod, const PodVolume& volume);
+  std::string AttachedDevicePath(FlexPlugin& plugin, VolumeState& state);
+  void WaitForAttach(FlexPlugin& plugin, VolumeState& state, const std::string& device_path);
+  void MountDevice(FlexPlugin& plugin, VolumeState& state);
+  MountExtras PodExtras(const Pod& pod, const ResolvedVolume& resolved) const;
+  void MountPod(FlexPlugin& plugin, VolumeState& state, const Pod& pod,
+                const ResolvedVolume& resolved);
   void TearDownPod(VolumeState& state, const std::string& pod_uid);
   void TearDownDevice(VolumeState& state);
   Redactor SecretRedactor(const std::map<std::string, std::string>& secret) const;

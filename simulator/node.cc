@@ -74,27 +74,35 @@ bool NamespaceOf(pid_t pid, NsId& id) {
 
 }  // namespace
 
-Node::Node(std::string name, const std::string& run_dir, std::map<std::string, std::string> env)
-    : name_(std::move(name)), env_(std::move(env)) {
+Node::Node(std::string name, const std::string& run_dir, std::map<std::string, std::string> env,
+           std::unique_ptr<NamespaceHolder> holder, std::unique_ptr<NodeFilesystem> filesystem)
+    : name_(std::move(name)), env_(std::move(env)), holder_(std::move(holder)) {
   std::string base = run_dir + "/nodes/" + name_;
   kubelet_root_ = base + "/var/lib/kubelet";
   plugin_dir_ = base + "/usr/libexec/kubernetes/kubelet-plugins/volume/exec";
   std::filesystem::create_directories(kubelet_root_);
   std::filesystem::create_directories(plugin_dir_);
-  mounter_ = std::make_unique<NamespaceMounter>(*this);
-  Start();
+  if (!holder_) holder_ = std::make_unique<ProcessNamespaceHolder>();
+  filesystem_ =
+      filesystem ? std::move(filesystem) : std::make_unique<NamespaceFilesystem>(*holder_, name_);
+  holder_->Start(name_);
 }
 
 Node::~Node() { Crash(); }
 
-void Node::Start() {
+void Node::Restart() {
+  holder_->Stop();
+  holder_->Start(name_);
+}
+
+void ProcessNamespaceHolder::Start(const std::string& node) {
   int ready[2];
   if (::pipe2(ready, O_CLOEXEC) != 0) {
-    throw std::runtime_error("start namespace of node " + name_ + ": pipe: " + Why(errno));
+    throw std::runtime_error("start namespace of node " + node + ": pipe: " + Why(errno));
   }
   pid_t pid = ::fork();
   if (pid < 0) {
-    throw std::runtime_error("start namespace of node " + name_ + ": fork: " + Why(errno));
+    throw std::runtime_error("start namespace of node " + node + ": fork: " + Why(errno));
   }
   if (pid == 0) {
     // The holder: system calls only. It dies with the harness.
@@ -119,7 +127,7 @@ void Node::Start() {
   ::close(ready[0]);
   if (err != 0) {
     ::waitpid(pid, nullptr, 0);
-    throw std::runtime_error("start namespace of node " + name_ +
+    throw std::runtime_error("start namespace of node " + node +
                              ": unshare(CLONE_NEWNS) and make / private: " + Why(err));
   }
   holder_pid_ = pid;
@@ -127,12 +135,12 @@ void Node::Start() {
   ns_fd_ = ::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (ns_fd_ < 0) {
     int open_err = errno;
-    Crash();
-    throw std::runtime_error("open " + ns_path + " of node " + name_ + ": " + Why(open_err));
+    Stop();
+    throw std::runtime_error("open " + ns_path + " of node " + node + ": " + Why(open_err));
   }
 }
 
-std::vector<pid_t> Node::ProcessesInNamespace() const {
+std::vector<pid_t> ProcessNamespaceHolder::Processes() const {
   std::vector<pid_t> pids;
   NsId ours;
   if (holder_pid_ <= 0 || !NamespaceOf(holder_pid_, ours)) return pids;
@@ -152,11 +160,11 @@ std::vector<pid_t> Node::ProcessesInNamespace() const {
   return pids;
 }
 
-void Node::Crash() {
+void ProcessNamespaceHolder::Stop() {
   if (holder_pid_ <= 0) return;
   // Kill until nothing is left: a dying process may have forked.
   for (int round = 0; round < 100; ++round) {
-    auto pids = ProcessesInNamespace();
+    auto pids = Processes();
     if (pids.empty()) break;
     for (pid_t p : pids) ::kill(p, SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -168,78 +176,88 @@ void Node::Crash() {
   ns_fd_ = -1;
 }
 
-void Node::Restart() {
-  Crash();
-  Start();
-}
-
-std::string NamespaceMounter::InNamespace(const std::string& path) const {
-  if (!node_.running()) {
-    throw std::runtime_error("access " + path + " on node " + node_.name() + ": node is down");
+std::string NamespaceFilesystem::InNamespace(const std::string& path) const {
+  if (!holder_.running()) {
+    throw FilesystemError("access " + path + " on node " + node_name_ + ": node is down", ENXIO);
   }
-  return "/proc/" + std::to_string(node_.holder_pid()) + "/root" + path;
+  return "/proc/" + std::to_string(holder_.holder_pid()) + "/root" + path;
 }
 
-void NamespaceMounter::Mount(const std::string& source, const std::string& target,
-                             const std::string& fs_type, unsigned long flags,
-                             const std::string& data) {
+void NamespaceFilesystem::Mount(const std::string& source, const std::string& target,
+                                const std::string& fs_type, unsigned long flags,
+                                const std::string& data) {
   InNamespace(target);  // node must be up
-  int err = RunInNamespace(node_.mount_namespace_fd(), [&] {
+  int err = RunInNamespace(holder_.mount_namespace_fd(), [&] {
     return ::mount(source.c_str(), target.c_str(), fs_type.empty() ? nullptr : fs_type.c_str(),
                    flags, data.empty() ? nullptr : data.c_str());
   });
   if (err != 0) {
-    throw std::runtime_error("mount " + source + " on " + target + " (node " + node_.name() +
-                             "): " + Why(err));
+    throw FilesystemError(
+        "mount " + source + " on " + target + " (node " + node_name_ + "): " + Why(err), err);
   }
 }
 
-void NamespaceMounter::Unmount(const std::string& target) {
+void NamespaceFilesystem::Unmount(const std::string& target) {
   InNamespace(target);
-  int err = RunInNamespace(node_.mount_namespace_fd(),
+  int err = RunInNamespace(holder_.mount_namespace_fd(),
                            [&] { return ::umount2(target.c_str(), UMOUNT_NOFOLLOW); });
   if (err != 0) {
-    throw std::runtime_error("unmount " + target + " (node " + node_.name() + "): " + Why(err));
+    throw FilesystemError("unmount " + target + " (node " + node_name_ + "): " + Why(err), err);
   }
 }
 
-bool NamespaceMounter::IsMountPoint(const std::string& path) {
+bool NamespaceFilesystem::IsMountPoint(const std::string& path) {
   InNamespace(path);
   std::string clean = std::filesystem::path(path).lexically_normal().string();
   if (clean.size() > 1 && clean.back() == '/') clean.pop_back();
-  for (const auto& m : ReadMountTable(node_.holder_pid())) {
+  for (const auto& m : ReadMountTable(holder_.holder_pid())) {
     if (m.target == clean) return true;
   }
   return false;
 }
 
-bool NamespaceMounter::PathExists(const std::string& path) {
+std::vector<MountEntry> NamespaceFilesystem::Mounts() {
+  if (!holder_.running()) return {};
+  return ReadMountTable(holder_.holder_pid());
+}
+
+std::vector<std::string> NamespaceFilesystem::ListDir(const std::string& path) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(InNamespace(path), ec))
+    names.push_back(entry.path().filename().string());
+  return names;
+}
+
+bool NamespaceFilesystem::PathExists(const std::string& path) {
   struct stat st {};
   return ::lstat(InNamespace(path).c_str(), &st) == 0;
 }
 
-void NamespaceMounter::MakeDirs(const std::string& path, unsigned mode) {
+void NamespaceFilesystem::MakeDirs(const std::string& path, unsigned mode) {
   std::error_code ec;
   std::string real = InNamespace(path);
   std::filesystem::create_directories(real, ec);
   if (ec)
-    throw std::runtime_error("mkdir -p " + path + " (node " + node_.name() + "): " + ec.message());
+    throw FilesystemError("mkdir -p " + path + " (node " + node_name_ + "): " + ec.message(),
+                          ec.value());
   ::chmod(real.c_str(), mode);
 }
 
-void NamespaceMounter::RemoveDir(const std::string& path) {
+void NamespaceFilesystem::RemoveDir(const std::string& path) {
   // From outside the namespace rmdir would succeed on its mount point and
   // silently detach the mount; inside it, as kubelet runs, it is EBUSY.
   if (IsMountPoint(path)) {
-    throw std::runtime_error("rmdir " + path + " (node " + node_.name() + "): " + Why(EBUSY));
+    throw FilesystemError("rmdir " + path + " (node " + node_name_ + "): " + Why(EBUSY), EBUSY);
   }
   if (::rmdir(InNamespace(path).c_str()) != 0) {
-    throw std::runtime_error("rmdir " + path + " (node " + node_.name() + "): " + Why(errno));
+    int err = errno;
+    throw FilesystemError("rmdir " + path + " (node " + node_name_ + "): " + Why(err), err);
   }
 }
 
-void NamespaceMounter::FormatAndMount(const std::string& device, const std::string& target,
-                                      const std::string& fs_type, bool read_only) {
+void NamespaceFilesystem::FormatAndMount(const std::string& device, const std::string& target,
+                                         const std::string& fs_type, bool read_only) {
   const std::string type = fs_type.empty() ? "ext4" : fs_type;
   std::string existing;
   if (blkid_probe probe = blkid_new_probe_from_filename(device.c_str())) {
@@ -251,12 +269,13 @@ void NamespaceMounter::FormatAndMount(const std::string& device, const std::stri
     }
     blkid_free_probe(probe);
   } else {
-    throw std::runtime_error("format and mount " + device + " on " + target + " (node " +
-                             node_.name() + "): cannot probe the device");
+    throw FilesystemError("format and mount " + device + " on " + target + " (node " + node_name_ +
+                              "): cannot probe the device",
+                          EIO);
   }
   if (existing.empty()) {
     std::string mkfs = "/sbin/mkfs." + type;
-    int err = RunInNamespace(node_.mount_namespace_fd(), [&] {
+    int err = RunInNamespace(holder_.mount_namespace_fd(), [&] {
       pid_t pid = ::fork();
       if (pid == 0) {
         int devnull = ::open("/dev/null", O_RDWR);
@@ -274,21 +293,24 @@ void NamespaceMounter::FormatAndMount(const std::string& device, const std::stri
       return 0;
     });
     if (err != 0) {
-      throw std::runtime_error("format " + device + " as " + type + " (node " + node_.name() +
-                               "): " + mkfs + " failed: " + Why(err));
+      throw FilesystemError("format " + device + " as " + type + " (node " + node_name_ +
+                                "): " + mkfs + " failed: " + Why(err),
+                            err);
     }
   }
   Mount(device, target, existing.empty() ? type : existing, read_only ? MS_RDONLY : 0, "");
 }
 
-void NamespaceMounter::SetVolumeOwnership(const std::string& dir, long gid) {
+void NamespaceFilesystem::SetVolumeOwnership(const std::string& dir, long gid) {
   std::string root = InNamespace(dir);
   auto apply = [&](const std::filesystem::path& p) {
     struct stat st {};
     if (::lstat(p.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) return;
     if (::lchown(p.c_str(), static_cast<uid_t>(-1), static_cast<gid_t>(gid)) != 0) {
-      throw std::runtime_error("chown :" + std::to_string(gid) + " " + p.string() + " (node " +
-                               node_.name() + "): " + Why(errno));
+      int err = errno;
+      throw FilesystemError("chown :" + std::to_string(gid) + " " + p.string() + " (node " +
+                                node_name_ + "): " + Why(err),
+                            err);
     }
     mode_t mode = st.st_mode | S_IRGRP | S_IWGRP;
     if (S_ISDIR(st.st_mode)) mode |= S_IXGRP | S_ISGID;
@@ -302,29 +324,37 @@ void NamespaceMounter::SetVolumeOwnership(const std::string& dir, long gid) {
   }
 }
 
-long NamespaceMounter::GroupOf(const std::string& path) {
+long NamespaceFilesystem::GroupOf(const std::string& path) {
   struct stat st {};
   if (::lstat(InNamespace(path).c_str(), &st) != 0) {
-    throw std::runtime_error("stat " + path + " (node " + node_.name() + "): " + Why(errno));
+    int err = errno;
+    throw FilesystemError("stat " + path + " (node " + node_name_ + "): " + Why(err), err);
   }
   return static_cast<long>(st.st_gid);
 }
 
-void NamespaceMounter::WriteFile(const std::string& path, const std::string& content) {
+void NamespaceFilesystem::WriteFile(const std::string& path, const std::string& content) {
   std::string real = InNamespace(path);
   int fd = ::open(real.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw std::runtime_error("write " + path + " (node " + node_.name() + "): " + Why(errno));
+  if (fd < 0) {
+    int err = errno;
+    throw FilesystemError("write " + path + " (node " + node_name_ + "): " + Why(err), err);
+  }
   bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size()) &&
             ::fsync(fd) == 0;
   int err = errno;
   ::close(fd);
-  if (!ok) throw std::runtime_error("write " + path + " (node " + node_.name() + "): " + Why(err));
+  if (!ok) throw FilesystemError("write " + path + " (node " + node_name_ + "): " + Why(err), err);
 }
 
-std::string NamespaceMounter::ReadFile(const std::string& path) {
-  std::ifstream in(InNamespace(path), std::ios::binary);
-  if (!in) throw std::runtime_error("read " + path + " (node " + node_.name() + "): cannot open");
+std::string NamespaceFilesystem::ReadFile(const std::string& path) {
+  const std::string real = InNamespace(path);
+  errno = 0;
+  std::ifstream in(real, std::ios::binary);
+  if (!in) {
+    int err = errno != 0 ? errno : EIO;
+    throw FilesystemError("read " + path + " (node " + node_name_ + "): " + Why(err), err);
+  }
   std::stringstream s;
   s << in.rdbuf();
   return s.str();

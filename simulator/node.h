@@ -1,10 +1,13 @@
 #pragma once
 // A simulated host: a name, its kubelet root and plugin dir under the run
-// dir, its environment, and a private mount namespace held open by a holder
-// process (DESIGN §8: nothing is ever mounted in the caller's namespace).
-// Drivers for the node are exec'd inside that namespace. Crash kills every
-// process in the namespace, so its mounts vanish; restart makes a new one
-// over the same disk.
+// dir, its environment, a private mount namespace kept alive by a holder
+// (DESIGN §8: nothing is ever mounted in the caller's namespace), and the
+// filesystem kubelet sees there. Drivers for the node are exec'd inside
+// that namespace. Crash kills every process in the namespace, so its mounts
+// vanish; restart makes a new one over the same disk. The holder and the
+// filesystem are injected: the real ones (a holder process, mount(2) in
+// the namespace) need CAP_SYS_ADMIN, the fakes (fake_node_filesystem.h) run
+// in memory.
 #include <sys/types.h>
 
 #include <map>
@@ -12,15 +15,49 @@
 #include <string>
 #include <vector>
 
-#include "simulator/mounter.h"
+#include "simulator/node_filesystem.h"
 
 namespace flexkit::sim {
+
+// A mount namespace held open while the node runs.
+class NamespaceHolder {
+ public:
+  virtual ~NamespaceHolder() = default;
+  // A fresh namespace; throws std::runtime_error naming `node` and the cause.
+  virtual void Start(const std::string& node) = 0;
+  // Kills every process in the namespace, then the holder: its mounts vanish.
+  virtual void Stop() = 0;
+  virtual bool running() const = 0;
+  virtual pid_t holder_pid() const = 0;              // -1 when there is no process
+  virtual int mount_namespace_fd() const = 0;        // -1 while stopped, or in memory
+  virtual std::vector<pid_t> Processes() const = 0;  // in the namespace, the holder aside
+};
+
+// A holder process that unshared its mount namespace (made / private) and
+// pauses; it dies with the harness.
+class ProcessNamespaceHolder : public NamespaceHolder {
+ public:
+  ~ProcessNamespaceHolder() override { Stop(); }
+  void Start(const std::string& node) override;
+  void Stop() override;
+  bool running() const override { return holder_pid_ > 0; }
+  pid_t holder_pid() const override { return holder_pid_; }
+  int mount_namespace_fd() const override { return ns_fd_; }
+  std::vector<pid_t> Processes() const override;
+
+ private:
+  pid_t holder_pid_ = -1;
+  int ns_fd_ = -1;
+};
 
 class Node {
  public:
   // Creates the node's directories under `run_dir`/nodes/`name` and starts
-  // its namespace. Needs CAP_SYS_ADMIN.
-  Node(std::string name, const std::string& run_dir, std::map<std::string, std::string> env = {});
+  // its namespace. `holder` null: a ProcessNamespaceHolder; `filesystem`
+  // null: a NamespaceFilesystem over the holder (both need CAP_SYS_ADMIN).
+  Node(std::string name, const std::string& run_dir, std::map<std::string, std::string> env = {},
+       std::unique_ptr<NamespaceHolder> holder = nullptr,
+       std::unique_ptr<NodeFilesystem> filesystem = nullptr);
   ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
@@ -30,13 +67,13 @@ class Node {
   const std::string& plugin_dir() const { return plugin_dir_; }
   const std::map<std::string, std::string>& env() const { return env_; }
 
-  bool running() const { return holder_pid_ > 0; }
-  pid_t holder_pid() const { return holder_pid_; }
-  int mount_namespace_fd() const { return ns_fd_; }  // -1 while crashed
+  bool running() const { return holder_->running(); }
+  pid_t holder_pid() const { return holder_->holder_pid(); }
+  int mount_namespace_fd() const { return holder_->mount_namespace_fd(); }  // -1 while crashed
 
   // Kills every process in the namespace (drivers, their daemons, the
   // holder); the namespace and its mounts are gone.
-  void Crash();
+  void Crash() { holder_->Stop(); }
   // A fresh namespace over the same directories.
   void Restart();
   // Partitioned: the controller cannot reach it (treated as unhealthy).
@@ -44,35 +81,37 @@ class Node {
   bool partitioned() const { return partitioned_; }
 
   // Processes (other than the holder) living in the namespace now.
-  std::vector<pid_t> ProcessesInNamespace() const;
+  std::vector<pid_t> ProcessesInNamespace() const { return holder_->Processes(); }
 
-  Mounter& mounter() { return *mounter_; }
+  NodeFilesystem& filesystem() { return *filesystem_; }
 
  private:
-  void Start();
   std::string name_;
   std::string kubelet_root_;
   std::string plugin_dir_;
   std::map<std::string, std::string> env_;
-  pid_t holder_pid_ = -1;
-  int ns_fd_ = -1;
   bool partitioned_ = false;
-  std::unique_ptr<Mounter> mounter_;
+  // The filesystem may use the holder: declared first, destroyed last.
+  std::unique_ptr<NamespaceHolder> holder_;
+  std::unique_ptr<NodeFilesystem> filesystem_;
 };
 
-// mount(2) and file operations inside a node's namespace: mounts through a
-// short-lived child that joins the namespace, files through
+// mount(2) and file operations inside a holder's namespace: mounts through
+// a short-lived child that joins the namespace, files through
 // /proc/<holder>/root (which resolves paths in the holder's mount table).
-class NamespaceMounter : public Mounter {
+class NamespaceFilesystem : public NodeFilesystem {
  public:
-  explicit NamespaceMounter(const Node& node) : node_(node) {}
+  NamespaceFilesystem(const NamespaceHolder& holder, std::string node_name)
+      : holder_(holder), node_name_(std::move(node_name)) {}
   void Mount(const std::string& source, const std::string& target, const std::string& fs_type,
              unsigned long flags, const std::string& data) override;
   void Unmount(const std::string& target) override;
   bool IsMountPoint(const std::string& path) override;
+  std::vector<MountEntry> Mounts() override;
   bool PathExists(const std::string& path) override;
   void MakeDirs(const std::string& path, unsigned mode) override;
   void RemoveDir(const std::string& path) override;
+  std::vector<std::string> ListDir(const std::string& path) override;
   void FormatAndMount(const std::string& device, const std::string& target,
                       const std::string& fs_type, bool read_only) override;
   void SetVolumeOwnership(const std::string& dir, long gid) override;
@@ -82,7 +121,8 @@ class NamespaceMounter : public Mounter {
 
  private:
   std::string InNamespace(const std::string& path) const;
-  const Node& node_;
+  const NamespaceHolder& holder_;
+  std::string node_name_;
 };
 
 }  // namespace flexkit::sim

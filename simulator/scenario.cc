@@ -101,16 +101,16 @@ class Runner {
       Settle();
     } else if (op == "writeFile") {
       auto [node, path] = PodFile(arg);
-      c_.node(node).mounter().WriteFile(path, arg["content"].as<std::string>());
+      c_.node(node).filesystem().WriteFile(path, arg["content"].as<std::string>());
     } else if (op == "expectFile") {
       auto [node, path] = PodFile(arg);
-      std::string got = c_.node(node).mounter().ReadFile(path);
+      std::string got = c_.node(node).filesystem().ReadFile(path);
       std::string want = arg["content"].as<std::string>();
       if (got != want)
         throw std::runtime_error(path + " holds \"" + got + "\", expected \"" + want + "\"");
     } else if (op == "expectGroup") {
       auto [node, path] = PodFile(arg);
-      long gid = c_.node(node).mounter().GroupOf(path);
+      long gid = c_.node(node).filesystem().GroupOf(path);
       if (gid != arg["gid"].as<long>()) {
         throw std::runtime_error(path + " has group " + std::to_string(gid) + ", expected " +
                                  arg["gid"].as<std::string>());
@@ -119,7 +119,7 @@ class Runner {
       auto [node, path] = PodFile(arg);
       bool wrote = true;
       try {
-        c_.node(node).mounter().WriteFile(path, "x");
+        c_.node(node).filesystem().WriteFile(path, "x");
       } catch (const std::exception&) {
         wrote = false;
       }
@@ -151,7 +151,7 @@ class Runner {
     for (const auto& v : pod.volumes) {
       if (v.name != volume) continue;
       std::string dir = c_.kubelet(pod.node).PodVolumeDir(pod, v);
-      if (!c_.node(pod.node).mounter().IsMountPoint(dir)) {
+      if (!c_.node(pod.node).filesystem().IsMountPoint(dir)) {
         throw std::runtime_error("volume " + volume + " of pod " + ns + "/" + name +
                                  " is not mounted at " + dir);
       }
@@ -187,7 +187,7 @@ class Runner {
         if (c_.state().Resolve(pod, v).spec.name != volume) continue;
         bool believed = c_.kubelet(pod.node).PodsWithVolume(volume).count(pod.uid) != 0;
         bool real =
-            c_.node(pod.node).mounter().IsMountPoint(c_.kubelet(pod.node).PodVolumeDir(pod, v));
+            c_.node(pod.node).filesystem().IsMountPoint(c_.kubelet(pod.node).PodVolumeDir(pod, v));
         if (believed && real) mounted.push_back(key);
       }
     }
@@ -238,6 +238,7 @@ class Runner {
 ClusterConfig ConfigFrom(const YAML::Node& doc, const ScenarioOptions& options) {
   ClusterConfig config;
   config.run_dir = options.run_dir;
+  config.make_node = options.make_node;
   if (doc["profile"]) config.profile = doc["profile"].as<std::string>();
   if (const YAML::Node c = doc["controller"]) {
     if (c["syncPeriod"])
@@ -342,8 +343,8 @@ ScenarioResult RunScenario(const std::string& scenario_path, const ScenarioOptio
   if (driver.empty())
     throw std::runtime_error("scenario " + scenario_path + ": no driver (use --driver)");
 
-  BoostProcessRunner runner;
-  Cluster cluster(ConfigFrom(doc, options), runner);
+  BoostProcessRunner process_runner;
+  Cluster cluster(ConfigFrom(doc, options), options.runner ? *options.runner : process_runner);
   cluster.SetLog(options.log);
   for (const auto& n : doc["nodes"]) {
     std::map<std::string, std::string> env;
@@ -382,10 +383,11 @@ ScenarioResult RunScenario(const std::string& scenario_path, const ScenarioOptio
 ScenarioResult ApplyManifest(const std::string& manifest_path, const std::string& driver,
                              const ScenarioOptions& options) {
   Manifest manifest = ParseManifest(ReadText(manifest_path));
-  BoostProcessRunner runner;
+  BoostProcessRunner process_runner;
   ClusterConfig config;
   config.run_dir = options.run_dir;
-  Cluster cluster(config, runner);
+  config.make_node = options.make_node;
+  Cluster cluster(config, options.runner ? *options.runner : process_runner);
   cluster.SetLog(options.log);
   for (const auto& n : manifest.nodes) cluster.AddNode(n.name, n.controller_managed_attach);
   for (const auto& p : manifest.pods) {
@@ -400,7 +402,7 @@ ScenarioResult ApplyManifest(const std::string& manifest_path, const std::string
   for (const auto& [key, pod] : cluster.state().pods) {
     for (const auto& v : pod.volumes) {
       std::string dir = cluster.kubelet(pod.node).PodVolumeDir(pod, v);
-      if (!cluster.node(pod.node).mounter().IsMountPoint(dir))
+      if (!cluster.node(pod.node).filesystem().IsMountPoint(dir))
         unmounted.push_back(key + ":" + v.name);
     }
   }

@@ -22,6 +22,10 @@ struct ScenarioOptions {
   std::string run_dir;      // where the nodes live (must exist)
   std::string transcript;   // written whatever the outcome, if set
   std::function<void(const std::string&)> log;  // live log lines
+  // Where drivers run and nodes come from; null/empty: real processes
+  // (BoostProcessRunner) and real nodes. Tests pass fakes.
+  ProcessRunner* runner = nullptr;
+  NodeFactory make_node;
 };
 
 ScenarioResult RunScenario(const std::string& scenario_path, const ScenarioOptions& options);

@@ -1,6 +1,7 @@
 // The attach/detach controller against scripted driver replies
-// (FakeProcessRunner), on a virtual clock: the cases shell drivers make
-// awkward (errors, uncertain attachments, isattached answers).
+// (FakeProcessRunner), on in-memory nodes and a virtual clock, in process:
+// attach and detach, uncertain attachments, isattached answers, the
+// Multi-Attach guard and force-detach timing.
 #include "simulator/controller.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "simulator/fake_node_filesystem.h"
 #include "simulator/fake_process_runner.h"
 #include "tests/support/temp_dir.h"
 
@@ -17,7 +19,6 @@ namespace {
 class SimulatorController : public ::testing::Test {
  protected:
   void SetUp() override {
-    FLEXKIT_REQUIRE_ROOT();
     runner_ = std::make_unique<FakeProcessRunner>([this](const ProcessSpec& spec) {
       const std::string& verb = spec.args.at(0);
       ++calls_[verb];
@@ -31,11 +32,11 @@ class SimulatorController : public ::testing::Test {
       return FakeProcessRunner::Reply(R"({"status":"Not supported"})");
     });
     invoker_ = std::make_unique<DriverInvoker>(*runner_, transcript_);
-    control_plane_ = std::make_unique<Node>("control-plane", run_.path());
+    control_plane_ = FakeNodeFilesystem::MakeNode("control-plane", run_.path());
     std::filesystem::create_directories(control_plane_->plugin_dir() + "/k8s~fake");
     std::ofstream(control_plane_->plugin_dir() + "/k8s~fake/fake") << "";
     for (const char* n : {"node-a", "node-b"}) {
-      nodes_[n] = std::make_unique<Node>(n, run_.path());
+      nodes_[n] = FakeNodeFilesystem::MakeNode(n, run_.path());
       node_ptrs_[n] = nodes_[n].get();
       state_.node_status[n];
     }
@@ -200,11 +201,43 @@ TEST_F(SimulatorController, DisabledForceDetachNeverDetachesAnInUseVolume) {
 
 TEST_F(SimulatorController, ReadWriteOnceVolumeIsNotAttachedToASecondNode) {
   AddPod("p1", "node-a", "pv-1");
+  auto& c = Controller();
+  c.Reconcile();
   AddPod("p2", "node-b", "pv-1");
-  Controller().Reconcile();
+  c.Reconcile();
   EXPECT_EQ(calls_["attach"], 1);
-  EXPECT_TRUE(state_.node_status["node-b"].volumes_attached.empty() ||
-              state_.node_status["node-a"].volumes_attached.empty());
+  EXPECT_EQ(state_.node_status["node-a"].volumes_attached.count("k8s/fake/pv-1"), 1u);
+  EXPECT_TRUE(state_.node_status["node-b"].volumes_attached.empty());
+  int refusals = 0;
+  for (const auto& e : transcript_.ToJson())
+    refusals += e.value("event", "") == "Multi-Attach error";
+  EXPECT_EQ(refusals, 1);
+  // Once the first node lets go, the second gets it.
+  state_.pods.erase(ClusterState::Key("default", "p1"));
+  c.Reconcile();
+  EXPECT_EQ(calls_["detach"], 1);
+  EXPECT_EQ(calls_["attach"], 2);
+  EXPECT_EQ(state_.node_status["node-b"].volumes_attached.count("k8s/fake/pv-1"), 1u);
+}
+
+TEST_F(SimulatorController, ForceDetachWaitsFromWhenTheVolumeWasLastWanted) {
+  AddPod("p", "node-a", "pv-1");
+  auto& c = Controller();
+  c.Reconcile();
+  state_.node_status["node-a"].volumes_in_use.insert("k8s/fake/pv-1");
+  nodes_["node-a"]->Crash();
+  clock_.Advance(std::chrono::minutes(10));  // wanted all this time: no timer yet
+  c.Reconcile();
+  state_.pods.clear();
+  c.Reconcile();
+  clock_.Advance(std::chrono::minutes(5));
+  c.Reconcile();
+  EXPECT_EQ(calls_["detach"], 0);
+  clock_.Advance(std::chrono::minutes(1));
+  c.Reconcile();
+  EXPECT_EQ(calls_["detach"], 1);
+  // The node status is updated before the detach call.
+  EXPECT_TRUE(state_.node_status["node-a"].volumes_attached.empty());
 }
 
 TEST_F(SimulatorController, InlineVolumesAreExemptFromTheMultiAttachGuard) {

@@ -38,15 +38,15 @@ TEST_F(SimulatorNode, CreatesKubeletRootAndPluginDir) {
 TEST_F(SimulatorNode, MountsAreVisibleOnlyInsideTheNode) {
   Node node("n1", run_.path());
   std::string target = node.kubelet_root() + "/m";
-  node.mounter().MakeDirs(target, 0750);
-  node.mounter().Mount("tmpfs", target, "tmpfs", 0, "size=1m");
-  EXPECT_TRUE(node.mounter().IsMountPoint(target));
+  node.filesystem().MakeDirs(target, 0750);
+  node.filesystem().Mount("tmpfs", target, "tmpfs", 0, "size=1m");
+  EXPECT_TRUE(node.filesystem().IsMountPoint(target));
   EXPECT_EQ(OurMounts().find(target), std::string::npos);
-  node.mounter().WriteFile(target + "/f", "data");
-  EXPECT_EQ(node.mounter().ReadFile(target + "/f"), "data");
+  node.filesystem().WriteFile(target + "/f", "data");
+  EXPECT_EQ(node.filesystem().ReadFile(target + "/f"), "data");
   EXPECT_FALSE(std::filesystem::exists(target + "/f"));  // on the node's tmpfs only
-  node.mounter().Unmount(target);
-  EXPECT_FALSE(node.mounter().IsMountPoint(target));
+  node.filesystem().Unmount(target);
+  EXPECT_FALSE(node.filesystem().IsMountPoint(target));
 }
 
 // As inside the namespace: rmdir of a mount point is EBUSY, never a silent
@@ -54,27 +54,27 @@ TEST_F(SimulatorNode, MountsAreVisibleOnlyInsideTheNode) {
 TEST_F(SimulatorNode, RemovingAMountPointFailsAndKeepsTheMount) {
   Node node("n1", run_.path());
   std::string target = node.kubelet_root() + "/m";
-  node.mounter().MakeDirs(target, 0750);
-  node.mounter().Mount("tmpfs", target, "tmpfs", 0, "size=1m");
-  node.mounter().WriteFile(target + "/f", "data");
+  node.filesystem().MakeDirs(target, 0750);
+  node.filesystem().Mount("tmpfs", target, "tmpfs", 0, "size=1m");
+  node.filesystem().WriteFile(target + "/f", "data");
   try {
-    node.mounter().RemoveDir(target);
+    node.filesystem().RemoveDir(target);
     ADD_FAILURE() << "rmdir of a mount point succeeded";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("busy"), std::string::npos) << e.what();
   }
-  EXPECT_TRUE(node.mounter().IsMountPoint(target));
-  EXPECT_EQ(node.mounter().ReadFile(target + "/f"), "data");
-  node.mounter().Unmount(target);
-  node.mounter().RemoveDir(target);
-  EXPECT_FALSE(node.mounter().PathExists(target));
+  EXPECT_TRUE(node.filesystem().IsMountPoint(target));
+  EXPECT_EQ(node.filesystem().ReadFile(target + "/f"), "data");
+  node.filesystem().Unmount(target);
+  node.filesystem().RemoveDir(target);
+  EXPECT_FALSE(node.filesystem().PathExists(target));
 }
 
 TEST_F(SimulatorNode, CrashKillsEverythingInTheNamespaceAndItsMounts) {
   Node node("n1", run_.path());
   std::string target = node.kubelet_root() + "/m";
-  node.mounter().MakeDirs(target, 0750);
-  node.mounter().Mount("tmpfs", target, "tmpfs", 0, "");
+  node.filesystem().MakeDirs(target, 0750);
+  node.filesystem().Mount("tmpfs", target, "tmpfs", 0, "");
   ProcessSpec spec;
   spec.executable = "/bin/sh";
   spec.args = {"-c", "setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo started"};
@@ -88,7 +88,7 @@ TEST_F(SimulatorNode, CrashKillsEverythingInTheNamespaceAndItsMounts) {
   EXPECT_NE(::kill(holder, 0), 0);
   node.Restart();
   EXPECT_TRUE(node.ProcessesInNamespace().empty());
-  EXPECT_FALSE(node.mounter().IsMountPoint(target));
+  EXPECT_FALSE(node.filesystem().IsMountPoint(target));
   EXPECT_TRUE(std::filesystem::is_directory(target));  // same disk
 }
 
@@ -96,7 +96,7 @@ TEST_F(SimulatorNode, OperationsOnACrashedNodeSayItIsDown) {
   Node node("n1", run_.path());
   node.Crash();
   try {
-    node.mounter().IsMountPoint("/x");
+    node.filesystem().IsMountPoint("/x");
     FAIL() << "no exception";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("node n1: node is down"), std::string::npos) << e.what();
@@ -106,7 +106,8 @@ TEST_F(SimulatorNode, OperationsOnACrashedNodeSayItIsDown) {
 TEST_F(SimulatorNode, MountErrorsSayWhatWhereAndWhy) {
   Node node("n1", run_.path());
   try {
-    node.mounter().Mount("/nonexistent-source", node.kubelet_root() + "/missing", "", MS_BIND, "");
+    node.filesystem().Mount("/nonexistent-source", node.kubelet_root() + "/missing", "", MS_BIND,
+                            "");
     FAIL() << "no exception";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("mount /nonexistent-source on "), std::string::npos);
