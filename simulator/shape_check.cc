@@ -17,7 +17,10 @@ namespace {
 
 // Markers for each kind of argument, put through flexsim's own ArgvBuilder
 // to learn where that verb carries what.
-const std::string kJson = "\x01json", kNode = "\x01node", kDevice = "\x01" "device",
+const std::string kJson = "\x01json", kNode = "\x01node",
+                  kDevice =
+                      "\x01"
+                      "device",
                   kPath = "\x01path", kVolume = "\x01volume", kNewSize = "\x01new",
                   kOldSize = "\x01old";
 // Stands for a secret while flexsim rebuilds the options; its base64 form

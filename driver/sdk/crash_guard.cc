@@ -34,7 +34,6 @@ std::string g_signal_replies[kSignalCount];
 std::atomic<bool> g_replied{false};
 std::atomic<int> g_exit_code{1};
 
-
 void OnFatalSignal(int signo) {
   if (g_replied.exchange(true)) _exit(g_exit_code.load());
   for (int i = 0; i < kSignalCount; ++i) {

@@ -33,7 +33,6 @@ int IsolateStdio() {
   return reply_fd;
 }
 
-
 }  // namespace
 
 void ExecDriver(Driver& driver, int argc, char** argv, const ExecConfig& config) {
@@ -47,8 +46,8 @@ void ExecDriver(Driver& driver, int argc, char** argv, const ExecConfig& config)
   // operations and the controller isattached for every volume every minute;
   // all three are read-only, so only their failures are worth a log line
   // (and opening the log on each exec).
-  const bool quiet = !args.empty() && (args[0] == "init" || args[0] == "getvolumename" ||
-                                       args[0] == "isattached");
+  const bool quiet =
+      !args.empty() && (args[0] == "init" || args[0] == "getvolumename" || args[0] == "isattached");
   const auto started = std::chrono::steady_clock::now();
   if (!quiet) Log().info("call: {}", DescribeCall(args));
   const DriverStatus reply = Dispatch(driver, args, config.dispatch);

@@ -70,8 +70,9 @@ TEST(SimulatorProcessRunner, DriverStartsWithNoSignalBlocked) {
   ProcessSpec spec;
   spec.executable = "/bin/sh";
   // `read` is a builtin: the shell's own mask, not a child's, is read.
-  spec.args = {"-c", "while read -r k v; do [ \"$k\" = SigBlk: ] && printf %s \"$v\"; done "
-                     "< /proc/$$/status; true"};
+  spec.args = {"-c",
+               "while read -r k v; do [ \"$k\" = SigBlk: ] && printf %s \"$v\"; done "
+               "< /proc/$$/status; true"};
   ProcessResult r = BoostProcessRunner().Run(spec);
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   ASSERT_TRUE(r.exit.ok()) << r.combined;
