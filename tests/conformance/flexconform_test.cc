@@ -250,13 +250,11 @@ TEST(Flexconform, BundledConvoyPassesEveryApplicableCaseOnTheFake) {
   std::vector<std::string> argv = {Flexconform(), "--json", dir.Join("r.json"), "--run-root",
                                    dir.path()};
 #if defined(__SANITIZE_THREAD__)
-  // Once in a clean ci/test (2026-11-30) flexconform hung under TSan in
-  // this case, whose threads fork driver calls at the same time, with no
-  // TSan report; 42 runs of it alone and three at a time did not hang. The
-  // likely cause is the TSan runtime itself: under it vfork becomes fork,
-  // and a child forked while another thread holds one of the runtime's
-  // internal locks can wait on it forever before exec (google/sanitizers
-  // #945 and #1400; fixed in LLVM in 2024, after this toolchain). The case
+  // This case forks driver calls from several threads at once. Under this
+  // toolchain's TSan runtime vfork becomes fork, and a child forked while
+  // another thread holds one of the runtime's internal locks can wait on it
+  // forever before exec (google/sanitizers #945 and #1400, fixed in LLVM
+  // after this toolchain): flexconform can hang with no report. The case
   // runs here in the ASan and release stages, and with flexkit-tmpfs under
   // TSan.
   argv.insert(argv.end(), {"--skip", "robustness/concurrent-volumes"});
