@@ -42,6 +42,11 @@ TEST(Flexconform, UsageErrorsExitTwo) {
   auto r = RunProcess({Flexconform(), "--profile", dir.Join("p.yaml")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("p.yaml:2: unknown key 'nodez'"), std::string::npos) << r.err;
+  // --list is a dry run: the same profile is refused there too.
+  auto listed = RunProcess({Flexconform(), "--list", "--profile", dir.Join("p.yaml")});
+  EXPECT_EQ(listed.exit_code, 2);
+  EXPECT_NE(listed.err.find("p.yaml:2: unknown key 'nodez'"), std::string::npos) << listed.err;
+  EXPECT_EQ(listed.out, "") << "nothing is listed for a profile a run would refuse";
 }
 
 // A driver kubelet would not register gets a verdict, not a usage error:
