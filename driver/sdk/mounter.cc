@@ -28,8 +28,7 @@ std::string ErrnoText(int err) {
 
 // libmount, loaded on first use: a driver binary that links it pays for
 // loading it and its dependencies (libblkid, libselinux, pcre2) on every
-// exec, including `init`, which kubelet runs often and must be fast; and a
-// static driver binary could not link it at all (there is no libmount.a).
+// exec, including `init`, which kubelet runs often and must be fast.
 struct LibMount {
   decltype(&mnt_new_table_from_file) new_table_from_file = nullptr;
   decltype(&mnt_unref_table) unref_table = nullptr;
