@@ -92,7 +92,9 @@ int main(int argc, char** argv) {
   app.add_option("--focus", selection.focus,
                  "run only cases whose 'name [tags]' matches this regex");
   app.add_option("--skip", selection.skip, "skip cases whose 'name [tags]' matches this regex");
-  app.add_flag("--list", list, "list the selected cases and exit: a dry run, the profile is read and checked as a run would");
+  app.add_flag("--list", list,
+               "list the selected cases and exit: a dry run, the profile is read and checked as a "
+               "run would");
   app.add_flag("--coverage", coverage, "print which cases cover each failure mode F1-F30 and exit");
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   app.add_option("-j,--jobs", jobs,
