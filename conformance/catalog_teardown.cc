@@ -48,9 +48,13 @@ void UnmountDeviceNeverMounted(CaseContext& c) {
   auto planted = PlantUserFiles(c, n, dir);
   auto r = c.Call(n, c.argv().UnmountDevice(dir));
   CheckPlantedFiles(c, planted, "unmountdevice");
+  // kubelet skips unmountdevice where the path is no mount point (§5.9
+  // step 4), so only a direct caller meets this answer.
   if (!r.ok() && !r.not_supported()) {
-    c.Fail("F10 (protocol §7: unmountdevice of an unmounted dir succeeds)",
-           "unmountdevice: " + r.verdict.error);
+    c.Warn(
+        "F10 (protocol §7.5: unmountdevice is \"ensure unmounted\"): unmountdevice of a dir "
+        "that is no mount point: " +
+        r.verdict.error + " (a WARN: kubelet skips the call there)");
   }
   KubeletRemoveDir(n, dir);
 }
