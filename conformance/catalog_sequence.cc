@@ -357,7 +357,7 @@ class SequenceRun {
   // No backend record to read: after each attach and detach the driver's
   // isattached is asked for every node (from the node the step ran on, as
   // the controller asks about any node) and must match the model: attached
-  // where it is, nowhere else, so never to two nodes at once.
+  // where it is, and never to two nodes at once.
   std::optional<Divergence> Witness(const State& state, const Action& last) {
     if (!model_.domain().attachable) return std::nullopt;
     if (last.verb != Verb::kAttach && last.verb != Verb::kDetach) return std::nullopt;
@@ -370,6 +370,15 @@ class SequenceRun {
       if (!r.ok() || !r.verdict.status) continue;  // unknown: says nothing
       const bool attached = r.verdict.status->attached;
       if (attached) says.push_back(name);
+      // The controller asks only of volumes it believes attached (§7.4
+      // item 6): a lone true where the model has detached is recorded, as
+      // at the isattached step; true on two nodes at once is judged below.
+      if (attached && !state.nodes[i].attached) {
+        c_.Warn(name +
+                ": isattached answered attached:true for a volume the model has detached "
+                "(the controller never asks then)");
+        continue;
+      }
       if (attached != state.nodes[i].attached && !wrong) {
         wrong = Divergence{0, "F28 (protocol §5.5: isattached tells where the volume is attached)",
                            name + ": isattached " + (state.nodes[i].attached ? "true" : "false"),
