@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
 #include "conformance/background_process.h"
 #include "conformance/command_fixture.h"
+#include "conformance/unix_http.h"
 
 namespace flexkit::conform {
 
@@ -34,7 +34,7 @@ class NoFixture : public Fixture {
 
 // convoy-fake cloud + one daemon per node (inside the node's namespace,
 // through nsenter on the node's holder), and convoy-flexvolume's per-node
-// config. Admin calls go through curl on the cloud's unix socket.
+// config. Admin calls are HTTP on the cloud's unix socket.
 class ConvoyFakeFixture : public Fixture {
  public:
   ConvoyFakeFixture(FixtureSpec spec, std::string binary)
@@ -217,24 +217,11 @@ class ConvoyFakeFixture : public Fixture {
 
   nlohmann::json Admin(const std::string& method, const std::string& path,
                        const std::string& body) {
-    const std::string out = dir_ + "/admin-reply.json";
-    std::vector<std::string> argv{"/usr/bin/curl",      "-sS", "-o",  out, "--unix-socket",
-                                  dir_ + "/cloud.sock", "-X",  method};
-    if (!body.empty()) {
-      argv.push_back("-d");
-      argv.push_back(body);
-    }
-    argv.push_back("http://convoy-fake" + path);
-    int rc = RunToCompletion(argv, dir_ + "/admin.log");
-    if (rc != 0)
-      throw std::runtime_error("convoy-fake admin " + method + " " + path + ": curl exit " +
-                               std::to_string(rc));
-    std::ifstream in(out);
-    std::stringstream text;
-    text << in.rdbuf();
-    auto doc = nlohmann::json::parse(text.str(), nullptr, false);
+    const HttpReply reply = UnixHttpRequest(dir_ + "/cloud.sock", method, path, body);
+    auto doc = nlohmann::json::parse(reply.body, nullptr, false);
     if (doc.is_discarded())
-      throw std::runtime_error("convoy-fake admin " + path + ": not JSON: " + text.str());
+      throw std::runtime_error("convoy-fake admin " + method + " " + path + ": HTTP " +
+                               std::to_string(reply.status) + ", not JSON: " + reply.body);
     return doc;
   }
 
