@@ -72,7 +72,7 @@ class ConvoyFakeFixture : public Fixture {
           // Short: a hung backend costs the driver's request timeout, which
           // must still fire and be judged; the fake answers the slowest
           // real request (create: mkfs on a loop device) well inside it.
-          {"timeouts", {{"connect", "2s"}, {"request", "4s"}, {"waitforattach", "10s"}}},
+          {"timeouts", {{"connect", "2s"}, {"request", "2s"}, {"waitforattach", "10s"}}},
           {"logFile", dir_ + "/driver.log"},
           {"stateDir", dir_ + "/driver-state"}}.dump();
     }
@@ -167,12 +167,12 @@ class ConvoyFakeFixture : public Fixture {
  private:
   static void WaitForSocket(const std::string& path, BackgroundProcess& p) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!std::filesystem::exists(path)) {
+    while (!UnixSocketListening(path)) {
       if (!p.running())
-        throw std::runtime_error("convoy-fake exited before creating " + path +
+        throw std::runtime_error("convoy-fake exited before listening on " + path +
                                  " (see its .log beside it)");
       if (std::chrono::steady_clock::now() > deadline)
-        throw std::runtime_error("convoy-fake: no socket " + path + " after 10 s");
+        throw std::runtime_error("convoy-fake: nothing listens on " + path + " after 10 s");
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }

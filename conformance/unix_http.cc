@@ -121,6 +121,16 @@ HttpReply ParseHttpReply(const std::string& raw) {
   return reply;
 }
 
+bool UnixSocketListening(const std::string& socket_path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socket_path.size() >= sizeof addr.sun_path) return false;
+  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  return fd.get() >= 0 &&
+         ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+}
+
 HttpReply UnixHttpRequest(const std::string& socket_path, const std::string& method,
                           const std::string& path, const std::string& body,
                           std::chrono::milliseconds timeout) {

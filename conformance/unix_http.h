@@ -21,6 +21,10 @@ HttpReply UnixHttpRequest(const std::string& socket_path, const std::string& met
                           const std::string& path, const std::string& body,
                           std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+// True when a server listens on the socket (a connect succeeds): a socket
+// file is bound before its server listens.
+bool UnixSocketListening(const std::string& socket_path);
+
 // The body of a raw reply (status line, headers, body), for the parser's
 // tests: Content-Length, chunked, or up to the end. Throws when malformed.
 HttpReply ParseHttpReply(const std::string& raw);

@@ -210,7 +210,18 @@ std::vector<std::string> Cluster::Settle(int max_rounds) {
       errors.insert(errors.end(), e.begin(), e.end());
     }
     std::string after = Fingerprint();
-    if (after == before && errors.empty()) break;
+    if (after == before) {
+      if (errors.empty()) break;
+      // Nothing moved and the controller holds a failed operation back:
+      // nothing else happens until its back-off runs out, so time passes.
+      if (auto retry = controller_->NextRetry(); retry && *retry > clock_.Now()) {
+        const Clock::Duration wait = *retry - clock_.Now();
+        clock_.Advance(wait);
+        transcript_.AddEvent("time advanced", {{"ms", wait.count()},
+                                               {"now_ms", clock_.Now().count()},
+                                               {"why", "the controller's back-off"}});
+      }
+    }
     before = after;
   }
   for (const auto& e : errors) Log("error: " + e);

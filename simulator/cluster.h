@@ -52,7 +52,9 @@ class Cluster {
   void DeletePod(const std::string& ns, const std::string& name);
 
   // Controller and kubelets in rounds until nothing changes (at most
-  // `max_rounds`). Returns the errors of the last round.
+  // `max_rounds`). A round that changes nothing while the controller holds
+  // a failed operation back moves the clock to its retry. Returns the
+  // errors of the last round.
   std::vector<std::string> Settle(int max_rounds = 8);
   // Moves the virtual clock, then settles.
   std::vector<std::string> Advance(Clock::Duration d, int max_rounds = 8);

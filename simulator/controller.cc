@@ -1,5 +1,6 @@
 #include "simulator/controller.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "simulator/options_builder.h"
@@ -7,7 +8,11 @@
 namespace flexkit::sim {
 namespace {
 constexpr const char* kComponent = "controller";
-}
+// nestedpendingoperations' exponentialbackoff: initialDurationBeforeRetry
+// and maxDurationBeforeRetry.
+constexpr Clock::Duration kInitialBackoff = std::chrono::milliseconds(500);
+constexpr Clock::Duration kMaxBackoff = std::chrono::seconds(122);
+}  // namespace
 
 AttachDetachController::AttachDetachController(Node& control_plane, ClusterState& cluster,
                                                DriverInvoker& invoker,
@@ -28,8 +33,39 @@ AttachDetachController::AttachDetachController(Node& control_plane, ClusterState
 }
 
 void AttachDetachController::Restart() {
+  backoff_.clear();  // kept in memory only
   prober_ = std::make_unique<Prober>(control_plane_, control_plane_.plugin_dir(), kComponent,
                                      invoker_, profile_);
+}
+
+bool AttachDetachController::BackingOff(const OperationKey& key, const std::string& operation,
+                                        Clock::Duration now) {
+  auto it = backoff_.find(key);
+  if (it == backoff_.end() || now >= it->second.retry_at) return false;
+  if (it->second.operation != operation) {  // as nestedpendingoperations resets it
+    backoff_.erase(it);
+    return false;
+  }
+  waiting_.insert(key);
+  return true;
+}
+
+void AttachDetachController::Failed(const OperationKey& key, const std::string& operation,
+                                    Clock::Duration now, const std::string& error) {
+  Backoff& b = backoff_[key];
+  if (b.operation != operation) b = Backoff{operation, {}, {}, {}};
+  b.wait = b.wait.count() == 0 ? kInitialBackoff : std::min(2 * b.wait, kMaxBackoff);
+  b.retry_at = now + b.wait;
+  b.error = error;
+}
+
+std::optional<Clock::Duration> AttachDetachController::NextRetry() const {
+  std::optional<Clock::Duration> next;
+  for (const auto& key : waiting_) {
+    const Clock::Duration at = backoff_.at(key).retry_at;
+    if (!next || at < *next) next = at;
+  }
+  return next;
 }
 
 bool AttachDetachController::NodeHealthy(const std::string& node) const {
@@ -66,11 +102,18 @@ std::vector<std::string> AttachDetachController::Reconcile() {
   };
   const auto now = clock_.Now();
   const DesiredState desired = PopulateDesiredState(record);
+  waiting_.clear();
   DetachUnwanted(desired, now, record);
-  AttachDesired(desired, record);
+  AttachDesired(desired, now, record);
   if (last_sync_.count() < 0 || now - last_sync_ >= settings_.sync_period) {
     last_sync_ = now;
     VerifyAttached(record);
+  }
+  // Held back, not retried: still failing as far as anyone can tell.
+  for (const auto& key : waiting_) {
+    const Backoff& b = backoff_.at(key);
+    errors.push_back(b.error + " (no retries permitted for " +
+                     std::to_string((b.retry_at - now).count()) + " ms)");
   }
   return errors;
 }
@@ -133,10 +176,16 @@ void AttachDetachController::DetachUnwanted(const DesiredState& desired, Clock::
       ++it;
       continue;
     }
+    if (BackingOff(key, "detach", now)) {
+      ++it;
+      continue;
+    }
     try {
       Detach(key, a, *plugin);
+      backoff_.erase(key);
       it = actual_.erase(it);
     } catch (const std::exception& e) {
+      Failed(key, "detach", now, e.what());
       record(e.what());
       ++it;
     }
@@ -145,7 +194,8 @@ void AttachDetachController::DetachUnwanted(const DesiredState& desired, Clock::
 
 // Attach what is desired and not attached (or uncertain), refusing a
 // second node for an RWO-only PV (inline volumes have no access modes).
-void AttachDetachController::AttachDesired(const DesiredState& desired, const ErrorSink& record) {
+void AttachDetachController::AttachDesired(const DesiredState& desired, Clock::Duration now,
+                                           const ErrorSink& record) {
   for (const auto& [key, want] : desired) {
     const auto& [unique, node] = key;
     auto existing = actual_.find(key);
@@ -163,6 +213,7 @@ void AttachDetachController::AttachDesired(const DesiredState& desired, const Er
         continue;
       }
     }
+    if (BackingOff(key, "attach", now)) continue;
     CallResult r = prober_->Call(
         *want.plugin, ArgvBuilder(profile_).Attach(OptionsJson(profile_, want.spec, nullptr), node),
         Redactor());
@@ -170,9 +221,13 @@ void AttachDetachController::AttachDesired(const DesiredState& desired, const Er
     a.spec = want.spec;
     if (!r.ok() && !r.not_supported()) {
       a.uncertain = true;  // a later detach may be issued
-      record("AttachVolume of " + unique + " to " + node + " failed: " + r.verdict.error);
+      const std::string error =
+          "AttachVolume of " + unique + " to " + node + " failed: " + r.verdict.error;
+      Failed(key, "attach", now, error);
+      record(error);
       continue;
     }
+    backoff_.erase(key);
     a.uncertain = false;
     a.device = r.ok() ? r.verdict.status->device : "";
     cluster_.node_status[node].volumes_attached[unique] = a.device;

@@ -6,10 +6,13 @@
 // maxWaitForUnmountDuration when the node is unhealthy; attach what is
 // desired, refusing a second node for RWO-only PVs (inline volumes exempt);
 // every sync period, isattached for each attachment. Attach and detach
-// errors leave the attachment uncertain, retried later.
+// errors leave the attachment uncertain, retried with kube-controller-
+// manager's exponential back-off on the virtual clock: no retry for 500 ms
+// after a failure, doubling to at most 2m2s; a success forgets it.
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -49,6 +52,9 @@ class AttachDetachController {
   }
   // A controller restart: new plugin objects, caches dropped.
   void Restart();
+  // The earliest time an operation held back by its back-off in the last
+  // Reconcile may run again; nullopt when none was held back.
+  std::optional<Clock::Duration> NextRetry() const;
 
  private:
   struct Want {
@@ -61,8 +67,21 @@ class AttachDetachController {
   // The phases of one Reconcile, in order.
   DesiredState PopulateDesiredState(const ErrorSink& record);
   void DetachUnwanted(const DesiredState& desired, Clock::Duration now, const ErrorSink& record);
-  void AttachDesired(const DesiredState& desired, const ErrorSink& record);
+  void AttachDesired(const DesiredState& desired, Clock::Duration now, const ErrorSink& record);
   void VerifyAttached(const ErrorSink& record);  // every sync period
+
+  using OperationKey = std::pair<std::string, std::string>;  // (unique volume name, node)
+  struct Backoff {
+    std::string operation;  // "attach" or "detach": another one starts afresh
+    Clock::Duration retry_at{0};
+    Clock::Duration wait{0};
+    std::string error;
+  };
+  // True when `operation` on `key` waits out its back-off; its last error
+  // is then reported again at the end of the round.
+  bool BackingOff(const OperationKey& key, const std::string& operation, Clock::Duration now);
+  void Failed(const OperationKey& key, const std::string& operation, Clock::Duration now,
+              const std::string& error);
 
   bool NodeHealthy(const std::string& node) const;
   void Detach(const std::pair<std::string, std::string>& key, Attachment& a, FlexPlugin& plugin);
@@ -77,6 +96,8 @@ class AttachDetachController {
   ControllerSettings settings_;
   std::unique_ptr<Prober> prober_;
   std::map<std::pair<std::string, std::string>, Attachment> actual_;
+  std::map<OperationKey, Backoff> backoff_;  // operations that failed last time
+  std::set<OperationKey> waiting_;           // this round's operations held back
   Clock::Duration last_sync_{-1};
 };
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <thread>
 
+#include "tests/support/temp_dir.h"
+
 namespace flexkit::conform {
 namespace {
 
@@ -120,6 +122,21 @@ TEST(UnixHttpRequest, ANoSocketOrASilentServerIsAnErrorNamingIt) {
     EXPECT_NE(std::string(e.what()).find("no complete reply within the timeout"), std::string::npos)
         << e.what();
   }
+}
+
+TEST(UnixSocketListening, ABoundSocketCountsOnlyOnceItsServerListens) {
+  flexkit::testing::TempDir dir{"unix-http-listen"};
+  const std::string path = dir.path() + "/s.sock";
+  EXPECT_FALSE(UnixSocketListening(path));  // no file yet
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, path.c_str());
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  EXPECT_FALSE(UnixSocketListening(path));  // bound, not listening: connect is refused
+  ASSERT_EQ(listen(fd, 1), 0);
+  EXPECT_TRUE(UnixSocketListening(path));
+  close(fd);
 }
 
 }  // namespace

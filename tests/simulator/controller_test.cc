@@ -1,7 +1,7 @@
 // The attach/detach controller against scripted driver replies
 // (FakeProcessRunner), on in-memory nodes and a virtual clock, in process:
-// attach and detach, uncertain attachments, isattached answers, the
-// Multi-Attach guard and force-detach timing.
+// attach and detach, uncertain attachments and their back-off, isattached
+// answers, the Multi-Attach guard and force-detach timing.
 #include "simulator/controller.h"
 
 #include <gtest/gtest.h>
@@ -109,6 +109,74 @@ TEST_F(SimulatorController, FailedAttachIsUncertainAndDetachedWhenNoLongerWanted
   state_.pods.clear();
   c.Reconcile();
   EXPECT_EQ(calls_["detach"], 1);
+}
+
+TEST_F(SimulatorController, AFailedAttachIsRetriedOnlyAfterAnExponentialBackOff) {
+  replies_["attach"] = [](const ProcessSpec&) {
+    return FakeProcessRunner::Reply(R"({"status":"Failure","message":"cloud said no"})", 1);
+  };
+  AddPod("p", "node-a", "pv-1");
+  auto& c = Controller();
+  c.Reconcile();
+  EXPECT_EQ(calls_["attach"], 1);
+  // Held back for 500 ms: not called, still reported as failing.
+  auto errors = c.Reconcile();
+  EXPECT_EQ(calls_["attach"], 1);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("cloud said no (no retries permitted for 500 ms)"), std::string::npos)
+      << errors[0];
+  EXPECT_EQ(c.NextRetry(), clock_.Now() + std::chrono::milliseconds(500));
+  clock_.Advance(std::chrono::milliseconds(499));
+  c.Reconcile();
+  EXPECT_EQ(calls_["attach"], 1);
+  clock_.Advance(std::chrono::milliseconds(1));
+  c.Reconcile();
+  EXPECT_EQ(calls_["attach"], 2);
+  // Doubled after the second failure; a success forgets it.
+  clock_.Advance(std::chrono::milliseconds(999));
+  c.Reconcile();
+  EXPECT_EQ(calls_["attach"], 2);
+  replies_.erase("attach");
+  clock_.Advance(std::chrono::milliseconds(1));
+  EXPECT_TRUE(c.Reconcile().empty());
+  EXPECT_EQ(calls_["attach"], 3);
+  EXPECT_EQ(c.NextRetry(), std::nullopt);
+}
+
+TEST_F(SimulatorController, TheBackOffOfAFailedAttachDoesNotHoldTheDetachThatFollows) {
+  replies_["attach"] = [](const ProcessSpec&) {
+    return FakeProcessRunner::Reply(R"({"status":"Failure","message":"cloud said no"})", 1);
+  };
+  AddPod("p", "node-a", "pv-1");
+  auto& c = Controller();
+  c.Reconcile();
+  state_.pods.clear();
+  c.Reconcile();  // another operation on the same volume and node starts afresh
+  EXPECT_EQ(calls_["detach"], 1);
+}
+
+TEST_F(SimulatorController, TheBackOffIsCappedAndForgottenOnARestart) {
+  replies_["detach"] = [](const ProcessSpec&) {
+    return FakeProcessRunner::Reply(R"({"status":"Failure","message":"daemon gone"})", 1);
+  };
+  AddPod("p", "node-a", "pv-1");
+  auto& c = Controller();
+  c.Reconcile();
+  state_.pods.clear();
+  for (int i = 0; i < 12; ++i) {  // 500 ms doubled 8 times is past the cap
+    c.Reconcile();                // fails
+    c.Reconcile();                // held back
+    ASSERT_TRUE(c.NextRetry());
+    clock_.Advance(*c.NextRetry() - clock_.Now());
+  }
+  c.Reconcile();
+  c.Reconcile();
+  ASSERT_TRUE(c.NextRetry());
+  EXPECT_EQ(*c.NextRetry() - clock_.Now(), std::chrono::seconds(122));
+  const int detaches = calls_["detach"];
+  c.Restart();
+  c.Reconcile();
+  EXPECT_EQ(calls_["detach"], detaches + 1);
 }
 
 TEST_F(SimulatorController, IsAttachedFalseMarksDetachedAndAttachesAgain) {
