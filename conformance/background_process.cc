@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,49 +11,34 @@
 #include <stdexcept>
 #include <thread>
 
+#include "simulator/process_launch.h"
+
 namespace flexkit::conform {
 namespace {
 
+struct ExecFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Stdin /dev/null, stdout and stderr appended to `log_path`, its own
+// process group, SIGKILL when flexconform's launching thread dies.
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path,
             const std::map<std::string, std::string>& env) {
   if (argv.empty()) throw std::invalid_argument("spawn: empty argv");
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  // The environment is built before fork: the child of a threaded process
-  // may only make async-signal-safe calls.
-  std::map<std::string, std::string> merged;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string entry(*e);
-    auto eq = entry.find('=');
-    if (eq != std::string::npos) merged[entry.substr(0, eq)] = entry.substr(eq + 1);
+  const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (log < 0) {
+    throw std::runtime_error("start " + argv[0] + ": open " + log_path + ": " +
+                             std::strerror(errno));
   }
-  for (const auto& [k, v] : env) merged[k] = v;
-  std::vector<std::string> entries;
-  for (const auto& [k, v] : merged) entries.push_back(k + "=" + v);
-  std::vector<char*> cenv;
-  for (auto& e : entries) cenv.push_back(e.data());
-  cenv.push_back(nullptr);
-  const pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("start " + argv[0] + ": fork: " + std::strerror(errno));
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    int in = ::open("/dev/null", O_RDONLY);
-    int out = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    if (in < 0 || out < 0) ::_exit(126);
-    ::dup2(in, 0);
-    ::dup2(out, 1);
-    ::dup2(out, 2);
-    ::execve(cargv[0], cargv.data(), cenv.data());
-    ::_exit(127);
-  }
-  return pid;
+  const sim::Launched child = sim::Launch({.executable = argv[0],
+                                           .args = {argv.begin() + 1, argv.end()},
+                                           .env_overrides = env,
+                                           .stdout_fd = log,
+                                           .stderr_fd = log,
+                                           .parent_death_signal = SIGKILL});
+  ::close(log);
+  if (child.pid < 0) throw ExecFailed("start " + argv[0] + ": " + child.error);
+  return child.pid;
 }
 
 std::string StatusText(int status) {
@@ -112,7 +96,12 @@ std::string BackgroundProcess::Stop() {
 
 int RunToCompletion(const std::vector<std::string>& argv, const std::string& log_path,
                     const std::map<std::string, std::string>& env) {
-  pid_t pid = Spawn(argv, log_path, env);
+  pid_t pid = 0;
+  try {
+    pid = Spawn(argv, log_path, env);
+  } catch (const ExecFailed&) {
+    return 127;  // as a shell answers
+  }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

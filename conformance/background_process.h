@@ -1,8 +1,9 @@
 #pragma once
-// A long-lived helper process (a fixture's cloud or daemon): its own
-// process group, stdout and stderr to a log file, killed with its parent
-// (PR_SET_PDEATHSIG) so a killed flexconform leaves none behind, and
-// stopped with SIGTERM then SIGKILL.
+// A long-lived helper process (a fixture's cloud or daemon), started by
+// sim::Launch (simulator/process_launch.h): its own process group, stdout
+// and stderr to a log file, killed with its parent (PR_SET_PDEATHSIG) so a
+// killed flexconform leaves none behind, and stopped with SIGTERM then
+// SIGKILL.
 #include <sys/types.h>
 
 #include <map>
@@ -13,7 +14,7 @@ namespace flexkit::conform {
 
 class BackgroundProcess {
  public:
-  // Throws std::runtime_error naming argv[0] when fork/exec fails.
+  // Throws std::runtime_error naming argv[0] when it cannot start.
   BackgroundProcess(const std::vector<std::string>& argv, const std::string& log_path,
                     const std::map<std::string, std::string>& env = {});
   ~BackgroundProcess();
@@ -34,7 +35,8 @@ class BackgroundProcess {
 };
 
 // Runs argv to completion (stdin /dev/null, output to `log_path`); returns
-// the exit code, or -signal. Throws when it cannot start.
+// the exit code, or -signal, or 127 when exec fails. Throws when the log
+// cannot be opened.
 int RunToCompletion(const std::vector<std::string>& argv, const std::string& log_path,
                     const std::map<std::string, std::string>& env = {});
 

@@ -1,93 +1,22 @@
 #include "simulator/boost_process_runner.h"
 
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/process/v2/posix/vfork_launcher.hpp>
-#include <boost/process/v2/process.hpp>
-#include <boost/process/v2/stdio.hpp>
+#include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <system_error>
 
-// Boost.Process 1.81 is not fully header-only: the environment code is
-// compiled here, in exactly one translation unit.
-#include <boost/process/v2/impl/environment.ipp>
-
-extern char** environ;
+#include "simulator/process_launch.h"
 
 namespace flexkit::sim {
-namespace bp = boost::process::v2;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bp::error_code LastError() { return {errno, boost::system::system_category()}; }
-
-// Child-side setup, run between vfork and exec: only system calls here.
-struct ChildSetup {
-  int exec_error_fd;  // close-on-exec: EOF means exec happened, 4 bytes are its errno
-  int mount_namespace_fd;
-  const char* working_dir;  // the caller's cwd, re-entered after setns
-  const char* const* envp;
-
-  bp::error_code on_setup(bp::posix::default_launcher& launcher, const bp::filesystem::path&,
-                          const char* const*) {
-    launcher.env = envp;
-    launcher.fd_whitelist.push_back(exec_error_fd);  // else closed before execve
-    return {};
-  }
-
-  bp::error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&,
-                               const char* const*) {
-    if (::setpgid(0, 0) != 0) return LastError();
-    // Blocked signals survive exec; kubelet's drivers start with none.
-    sigset_t none;
-    sigemptyset(&none);
-    if (::sigprocmask(SIG_SETMASK, &none, nullptr) != 0) return LastError();
-    if (mount_namespace_fd >= 0) {
-      // setns(CLONE_NEWNS) needs an fs_struct of our own; under TSan the
-      // child already runs a helper thread sharing it.
-      if (::unshare(CLONE_FS) != 0) return LastError();
-      if (::setns(mount_namespace_fd, CLONE_NEWNS) != 0) return LastError();
-      // setns moved cwd to the namespace root; kubelet's child keeps its cwd.
-      if (::chdir(working_dir) != 0) return LastError();
-    }
-    // 1.81's close_all leaves fds between whitelisted ones open: make every
-    // fd above stderr close-on-exec so nothing leaks into the driver.
-    if (::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
-      return LastError();
-    }
-    return {};
-  }
-
-  // 1.81 detects this hook with a five-argument signature but calls the
-  // four-argument one: both must exist, or exit() runs in the vfork child
-  // (atexit handlers and stdio buffers of the parent, corrupted).
-  void on_exec_error(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*,
-                     const bp::error_code& ec) {
-    Fail(ec);
-  }
-  void on_exec_error(bp::posix::default_launcher&, const bp::error_code&,
-                     const bp::filesystem::path&, const char* const*, const bp::error_code& ec) {
-    Fail(ec);
-  }
-  // Reports the errno where a real fork (sanitizers turn vfork into fork)
-  // cannot share it with the parent, then exits as a shell would.
-  [[noreturn]] void Fail(const bp::error_code& ec) {
-    int err = ec.value();
-    ssize_t ignored = ::write(exec_error_fd, &err, sizeof err);
-    (void)ignored;
-    ::_exit(127);
-  }
-};
 
 struct Pipe {
   int read = -1;
@@ -114,23 +43,6 @@ struct Pipe {
   }
 };
 
-std::vector<std::string> MergedEnvironment(const std::map<std::string, std::string>& overrides) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string entry(*e);
-    std::string key = entry.substr(0, entry.find('='));
-    if (overrides.count(key) == 0) env.push_back(std::move(entry));
-  }
-  for (const auto& [k, v] : overrides) env.push_back(k + "=" + v);
-  return env;
-}
-
-std::string CurrentDirectory() {
-  std::vector<char> buf(4096);
-  if (::getcwd(buf.data(), buf.size()) == nullptr) return "/";
-  return buf.data();
-}
-
 void AppendChunk(ProcessResult& r, const char* data, std::size_t n) {
   if (n == 0) return;
   r.combined.append(data, n);
@@ -154,41 +66,25 @@ ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
   // One pipe for both fd 1 and fd 2, as os/exec sets up CombinedOutput
   // (Stdout == Stderr): the bytes arrive in exactly the order kubelet reads.
   Pipe out;
-  std::vector<std::string> env_strings = MergedEnvironment(spec.env_overrides);
-  std::vector<const char*> envp;
-  for (const auto& e : env_strings) envp.push_back(e.c_str());
-  envp.push_back(nullptr);
-  std::string cwd = CurrentDirectory();
-
-  Pipe exec_error;
-  boost::asio::io_context context;
-  bp::error_code ec;
-  ChildSetup setup{exec_error.write, spec.mount_namespace_fd, cwd.c_str(), envp.data()};
-  // 1.81's (context, ec, ...) overload drops `ec` and throws: pass the executor.
-  bp::posix::vfork_launcher launcher;
-  auto process = launcher(context.get_executor(), ec, spec.executable, spec.args,
-                          bp::process_stdio{nullptr, out.write, out.write}, setup);
+  const Launched child = Launch({.executable = spec.executable,
+                                 .args = spec.args,
+                                 .env_overrides = spec.env_overrides,
+                                 .mount_namespace_fd = spec.mount_namespace_fd,
+                                 .stdout_fd = out.write,
+                                 .stderr_fd = out.write});
   out.CloseWrite();
-  exec_error.CloseWrite();
-  int child_errno = 0;
-  if (!ec && ::read(exec_error.read, &child_errno, sizeof child_errno) == sizeof child_errno) {
-    ec.assign(child_errno, boost::system::system_category());
-  }
-  if (ec) {
-    if (launcher.pid > 0) ::waitpid(launcher.pid, nullptr, 0);  // the child that failed exec
-    result.spawn_error = "exec " + spec.executable + ": " + ec.message();
+  if (child.pid < 0) {
+    result.spawn_error = child.error;
     result.exit.exit_code = 127;
     return result;
   }
-  const pid_t pid = process.id();
-  // We reap the driver ourselves, through our own pidfd; Boost's handle must
-  // not reap or kill it when it goes away.
+  const pid_t pid = child.pid;
+  // We reap the driver ourselves, through a pidfd.
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd < 0) {
     ::kill(-pid, SIGKILL);
     throw std::system_error(errno, std::system_category(), "pidfd_open of driver process");
   }
-  { auto released = process.detach(); }
 
   const auto harness_deadline = start + spec.harness_deadline;
   auto kubelet_deadline =

@@ -1,9 +1,8 @@
 #pragma once
-// The real ProcessRunner, on Boost.Process v2 (1.81) with the workarounds of
-// DESIGN §2: every fd above 2 marked close-on-exec in the child (1.81's
-// close_all skips ranges), _exit(127) on exec failure (the launcher's exit()
-// would run the parent's atexit handlers), and its own process group so the
-// harness can kill descendants.
+// The real ProcessRunner: the driver started by Launch (process_launch.h:
+// Boost.Process v2 with DESIGN §2's workarounds, its own process group so
+// the harness can kill descendants), its output and exit read through a
+// pipe and a pidfd against kubelet's timer and the harness's deadline.
 #include "simulator/process_runner.h"
 
 namespace flexkit::sim {

@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "simulator/mount_table.h"
+#include "simulator/process_launch.h"
 
 namespace flexkit::sim {
 namespace {
@@ -274,28 +275,16 @@ void NamespaceFilesystem::FormatAndMount(const std::string& device, const std::s
                           EIO);
   }
   if (existing.empty()) {
-    std::string mkfs = "/sbin/mkfs." + type;
-    int err = RunInNamespace(holder_.mount_namespace_fd(), [&] {
-      pid_t pid = ::fork();
-      if (pid == 0) {
-        int devnull = ::open("/dev/null", O_RDWR);
-        ::dup2(devnull, 1);
-        ::dup2(devnull, 2);
-        ::execl(mkfs.c_str(), mkfs.c_str(), "-q", device.c_str(), nullptr);
-        ::_exit(127);
-      }
-      int status = 0;
-      if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return -1;
-      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        errno = EIO;
-        return -1;
-      }
-      return 0;
-    });
-    if (err != 0) {
+    const std::string mkfs = "/sbin/mkfs." + type;
+    const int rc = LaunchAndWait({.executable = mkfs,
+                                  .args = {"-q", device},
+                                  .mount_namespace_fd = holder_.mount_namespace_fd()});
+    if (rc != 0) {
       throw FilesystemError("format " + device + " as " + type + " (node " + node_name_ +
-                                "): " + mkfs + " failed: " + Why(err),
-                            err);
+                                "): " + mkfs +
+                                (rc < 0 ? " killed by signal " + std::to_string(-rc)
+                                        : " exited " + std::to_string(rc)),
+                            EIO);
     }
   }
   Mount(device, target, existing.empty() ? type : existing, read_only ? MS_RDONLY : 0, "");

@@ -1,0 +1,43 @@
+#pragma once
+// Starting a process: the harness's one way to fork and exec (the driver
+// calls of BoostProcessRunner, flexconform's helpers and fixture daemons,
+// a node's mkfs), on Boost.Process v2 (1.81) with DESIGN §2's workarounds:
+// every fd above 2 close-on-exec in the child (1.81's close_all skips
+// ranges), _exit(127) when exec fails (the launcher's exit() would run the
+// parent's atexit handlers). The child gets stdin /dev/null, its own
+// process group (so the caller can kill what it forks) and no blocked
+// signals (kubelet's drivers start with none; blocked masks survive exec).
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace flexkit::sim {
+
+struct LaunchSpec {
+  std::string executable{};                            // argv[0], an absolute path
+  std::vector<std::string> args{};                     // argv[1..]
+  std::map<std::string, std::string> env_overrides{};  // on top of the inherited environment
+  // /proc/<holder>/ns/mnt of a node, or -1: the caller's namespace. The
+  // child keeps the caller's working directory either way.
+  int mount_namespace_fd = -1;
+  int stdout_fd = -1;  // -1: /dev/null
+  int stderr_fd = -1;  // -1: /dev/null
+  // Sent to the child when the thread that launched it dies
+  // (PR_SET_PDEATHSIG), so a killed harness leaves no helper behind; 0: none.
+  int parent_death_signal = 0;
+};
+
+struct Launched {
+  pid_t pid = -1;     // the caller reaps it
+  std::string error;  // not empty: exec failed (the child is reaped), pid is -1
+};
+
+Launched Launch(const LaunchSpec& spec);
+
+// Launches and waits: the exit code, or -signal; 127 when exec failed, as
+// a shell answers.
+int LaunchAndWait(const LaunchSpec& spec);
+
+}  // namespace flexkit::sim
