@@ -1,7 +1,8 @@
 // A cluster of in-memory nodes with a scripted driver, in process: the
 // controller and the kubelets settle together on the virtual clock, a node
 // restart keeps the device's data, a crashed node's volume is force-detached
-// after maxWaitForUnmountDuration and attached to the next node.
+// after maxWaitForUnmountDuration and attached to the next node, a failing
+// detach is retried as the controller's back-off allows.
 #include "simulator/cluster.h"
 
 #include <gtest/gtest.h>
@@ -45,6 +46,10 @@ class SimulatorCluster : public ::testing::Test {
     auto ok = [](const std::string& extra = "") {
       return FakeProcessRunner::Reply(R"({"status":"Success")" + extra + "}");
     };
+    if (verb == "detach" && detach_failures_ > 0) {
+      --detach_failures_;
+      return FakeProcessRunner::Reply(R"({"status":"Failure","message":"daemon away"})", 1);
+    }
     if (verb == "init" || verb == "detach") return ok();
     if (verb == "attach") return ok(R"(,"device":"/dev/fake0")");
     if (verb == "isattached") return ok(R"(,"attached":true)");
@@ -82,6 +87,7 @@ class SimulatorCluster : public ::testing::Test {
 
   flexkit::testing::TempDir run_{"flexsim-cluster"};
   std::map<std::string, int> calls_;
+  int detach_failures_ = 0;
   FakeProcessRunner runner_{[this](const ProcessSpec& spec) { return Driver(spec); }};
   std::unique_ptr<Cluster> cluster_;
 };
@@ -121,6 +127,32 @@ TEST_F(SimulatorCluster, CrashedNodesVolumeMovesAfterTheForceDetachTimeout) {
   EXPECT_EQ(calls_["detach"], 1);
   EXPECT_EQ(calls_["attach"], 2);
   EXPECT_TRUE(Fs("node-b").IsMountPoint(PodDir("q")));
+}
+
+TEST_F(SimulatorCluster, AFailingDetachIsRetriedAfterTheControllersBackOffWithinOneSettle) {
+  AddPod("p", "node-a");
+  ASSERT_TRUE(cluster_->Settle().empty());
+  detach_failures_ = 2;
+  cluster_->DeletePod("default", "p");
+  EXPECT_TRUE(cluster_->Settle().empty());
+  EXPECT_EQ(calls_["detach"], 3);  // once per back-off, not once per round
+  // Nothing else moved meanwhile, so the clock passed to each retry: 500 ms, then 1 s.
+  std::vector<long> waits;
+  for (const auto& entry : cluster_->transcript().ToJson()) {
+    if (entry.value("event", "") == "time advanced") waits.push_back(entry["details"]["ms"]);
+  }
+  EXPECT_EQ(waits, (std::vector<long>{500, 1000}));
+}
+
+TEST_F(SimulatorCluster, ADetachThatKeepsFailingIsTriedOnlyAsOftenAsTheBackOffAllows) {
+  AddPod("p", "node-a");
+  ASSERT_TRUE(cluster_->Settle().empty());
+  detach_failures_ = 1000;
+  cluster_->DeletePod("default", "p");
+  const auto errors = cluster_->Settle(8);
+  ASSERT_FALSE(errors.empty());
+  EXPECT_NE(errors.back().find("daemon away"), std::string::npos) << errors.back();
+  EXPECT_EQ(calls_["detach"], 4);  // rounds 1, 3, 5, 7: each failure is followed by a held round
 }
 
 }  // namespace
