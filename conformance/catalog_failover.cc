@@ -333,12 +333,19 @@ std::string AttachableAndPartitionable(const DriverProfile& p) {
 
 void AddFailoverCases(std::vector<Case>& cases) {
   const std::vector<std::string> tags = {"failover", "root", "slow"};
+  // The controller's force-detach goes through the dead or cut-off node's
+  // backend: its calls wait out the driver's timeouts.
+  auto tags_for = [&tags](Attacher attacher) {
+    auto t = tags;
+    if (attacher == Attacher::kController) t.push_back("waits");
+    return t;
+  };
   for (Attacher attacher : {Attacher::kController, Attacher::kKubelet}) {
     const std::string who = AttacherName(attacher);
     for (bool rwo_pv : {true, false}) {
       cases.push_back(
           {"failover/crash-reschedule-" + who + (rwo_pv ? "-rwo-pv" : "-inline"),
-           tags,
+           tags_for(attacher),
            {"F14", "F12"},
            AttachableOnly,
            [attacher, rwo_pv](CaseContext& c) { CrashReschedule(c, attacher, rwo_pv); }});
@@ -366,7 +373,7 @@ void AddFailoverCases(std::vector<Case>& cases) {
                    [](CaseContext& c) { RefusedWhileOwnerAlive(c, Attacher::kKubelet, true); }});
   for (Attacher attacher : {Attacher::kController, Attacher::kKubelet}) {
     cases.push_back({"failover/partition-daemon-unreachable-" + AttacherName(attacher),
-                     tags,
+                     tags_for(attacher),
                      {"F14"},
                      AttachableAndPartitionable,
                      [attacher](CaseContext& c) { Partitioned(c, attacher); }});

@@ -328,7 +328,7 @@ void AddFailurePathCases(std::vector<Case>& cases) {
                    AttachableOnly,
                    UnmountDeviceBusy});
   cases.push_back({"failure/backend-unreachable",
-                   {"failure", "root", "slow"},
+                   {"failure", "root", "slow", "waits"},
                    {"F28", "F30"},
                    Partitionable,
                    BackendUnreachable});

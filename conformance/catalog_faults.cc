@@ -105,7 +105,7 @@ void PodDeletedDuringLongMountDevice(CaseContext& c) {
 
 void AddFaultCases(std::vector<Case>& cases) {
   cases.push_back({"faults/isattached-with-backend-unreachable",
-                   {"faults", "root", "slow"},
+                   {"faults", "root", "slow", "waits"},
                    {"F28", "F30"},
                    AttachableWithNodeBackends,
                    IsAttachedWithBackendDown});

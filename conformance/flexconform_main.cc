@@ -98,7 +98,9 @@ int main(int argc, char** argv) {
   app.add_flag("--coverage", coverage, "print which cases cover each failure mode F1-F30 and exit");
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   app.add_option("-j,--jobs", jobs,
-                 "cases run at once, each in its own process (default: the number of CPUs)")
+                 "cases run at once, each in its own process (default: the number of CPUs); as "
+                 "many more [waits] cases, which wait out a dead backend's timeouts, may run "
+                 "beside them when N > 1")
       ->check(CLI::Range(1, 256));
   int retries = 0;
   bool allow_flaky = false;

@@ -336,9 +336,18 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
   std::filesystem::create_directories(summary.run_dir);
   std::ofstream(summary.run_dir + "/" + kMarker) << ::getpid() << "\n";
   const std::size_t jobs = static_cast<std::size_t>(std::max(1, settings.jobs));
+  // Cases tagged `waits` spend their time waiting out a dead or hung
+  // backend's timeouts, using no CPU: as many more of them as `jobs` may run
+  // beside the others (none with -j 1, which runs one case at a time).
+  const std::size_t waiting_slots = jobs > 1 ? jobs : 0;
+  auto waits = [&cases](std::size_t index) {
+    const auto& tags = cases[index]->tags;
+    return std::find(tags.begin(), tags.end(), "waits") != tags.end();
+  };
   struct Running {
     Attempt attempt;
     std::chrono::steady_clock::time_point start;
+    bool in_waiting_slot = false;
   };
   std::map<pid_t, Running> running;
   std::vector<std::optional<CaseResult>> results(cases.size());
@@ -357,15 +366,27 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
     if (settings.on_result) settings.on_result(r, finished++, cases.size());
     results[index] = std::move(r);
   };
+  std::size_t in_waiting_slots = 0;
+  // The first pending case a free slot can take: any case in a CPU slot, a
+  // `waits` case in a waiting slot too.
+  auto next_startable = [&]() {
+    const bool cpu_free = running.size() - in_waiting_slots < jobs;
+    const bool waiting_free = in_waiting_slots < waiting_slots;
+    for (auto it = pending.begin(); it != pending.end(); ++it) {
+      if (cpu_free || (waiting_free && waits(it->index))) return it;
+    }
+    return pending.end();
+  };
   const auto start = std::chrono::steady_clock::now();
   while (true) {
-    while (running.size() < jobs && !pending.empty()) {
+    for (auto it = next_startable(); it != pending.end(); it = next_startable()) {
       if (settings.interrupted && settings.interrupted->load()) {
         summary.interrupted = true;
         break;
       }
-      const Attempt next = pending.front();
-      pending.pop_front();
+      const Attempt next = *it;
+      pending.erase(it);
+      const bool waiting_slot = waits(next.index) && in_waiting_slots < waiting_slots;
       const Case& c = *cases[next.index];
       if (next.attempt == 0) {
         if (settings.on_start) settings.on_start(c, next.index, cases.size());
@@ -388,7 +409,8 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
         SetError(r, "starting the case", std::string("fork: ") + std::strerror(errno));
         report(next.index, std::move(r));
       } else {
-        running[pid] = {next, std::chrono::steady_clock::now()};
+        running[pid] = {next, std::chrono::steady_clock::now(), waiting_slot};
+        if (waiting_slot) ++in_waiting_slots;
       }
     }
     if (running.empty()) break;
@@ -400,7 +422,8 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
     }
     auto it = running.find(pid);
     if (it == running.end()) continue;  // not a worker
-    const auto [attempt, case_start] = it->second;
+    const auto [attempt, case_start, waiting_slot] = it->second;
+    if (waiting_slot) --in_waiting_slots;
     running.erase(it);
     const std::size_t index = attempt.index;
     CaseResult r = CollectWorker(*cases[index], attempt, summary.run_dir, status);

@@ -1,5 +1,6 @@
 #pragma once
-// Runs selected cases, up to `jobs` at a time, each in a worker process of
+// Runs selected cases, up to `jobs` at a time (and as many more `waits`
+// cases, when jobs > 1: they wait out timeouts), each in a worker process of
 // its own (its descendants are the case's, for the leak audit) and in its
 // own case directory under the run directory, with fresh nodes and a fresh
 // fixture, the tracker unwound and the leak audit done whatever happened. A run

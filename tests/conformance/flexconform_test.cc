@@ -2,6 +2,7 @@
 // passing every case that applies to them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -247,13 +248,42 @@ TEST(Flexconform, SweepsTheRunDirOfAKilledRun) {
   EXPECT_NE(r.err.find("swept a killed run"), std::string::npos) << r.err;
 }
 
+// The most cases whose driver calls were under way at one moment (a case's
+// span: its first call's start to its last call's end), of those `pick`s.
+template <typename Pick>
+int MostCasesAtOnce(const nlohmann::json& doc, Pick pick) {
+  std::vector<std::pair<long long, int>> edges;  // (time, +1 start / -1 end)
+  for (const auto& c : doc["cases"]) {
+    const auto& calls = c["timeline"]["calls"];
+    if (!pick(c) || calls.empty()) continue;
+    long long first = calls[0][0], last = calls[0][1];
+    for (const auto& call : calls) {
+      first = std::min<long long>(first, call[0]);
+      last = std::max<long long>(last, call[1]);
+    }
+    edges.push_back({first, +1});
+    edges.push_back({last, -1});
+  }
+  std::sort(edges.begin(), edges.end());  // an end before a start at the same ms
+  int now = 0, most = 0;
+  for (const auto& [time, step] : edges) most = std::max(most, now += step);
+  return most;
+}
+
+bool Waits(const nlohmann::json& c) {
+  for (const auto& t : c["tags"]) {
+    if (t == "waits") return true;
+  }
+  return false;
+}
+
 TEST(Flexconform, BundledConvoyPassesEveryApplicableCaseOnTheFake) {
   FLEXKIT_REQUIRE_ROOT();
   flexkit::testing::TempDir dir;
   flexkit::testing::RunOptions options;
   options.deadline = std::chrono::seconds(600);
-  std::vector<std::string> argv = {Flexconform(), "--json", dir.Join("r.json"), "--run-root",
-                                   dir.path()};
+  std::vector<std::string> argv = {Flexconform(),      "-j",         "2",       "--json",
+                                   dir.Join("r.json"), "--run-root", dir.path()};
 #if defined(__SANITIZE_THREAD__)
   // This case forks driver calls from several threads at once. Under this
   // toolchain's TSan runtime vfork becomes fork, and a child forked while
@@ -271,6 +301,10 @@ TEST(Flexconform, BundledConvoyPassesEveryApplicableCaseOnTheFake) {
     EXPECT_TRUE(c["verdict"] == "PASS" || c["verdict"] == "SKIP")
         << c["name"] << ": " << c["reason"];
   }
+  // -j 2: two cases at once, and up to two [waits] cases beside them.
+  EXPECT_LE(MostCasesAtOnce(doc, [](const nlohmann::json& c) { return !Waits(c); }), 2);
+  EXPECT_LE(MostCasesAtOnce(doc, [](const nlohmann::json&) { return true; }), 4);
+  EXPECT_GE(MostCasesAtOnce(doc, [](const nlohmann::json&) { return true; }), 3);
 }
 
 TEST(Flexconform, BundledStockConvoyPassesEveryApplicableCaseAndSkipsTakeOver) {
