@@ -367,13 +367,20 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
     results[index] = std::move(r);
   };
   std::size_t in_waiting_slots = 0;
-  // The first pending case a free slot can take: any case in a CPU slot, a
-  // `waits` case in a waiting slot too.
+  // The next case to start, in order: a `waits` case for a free waiting
+  // slot; for a free CPU slot another case, or a `waits` case when no other
+  // is left.
   auto next_startable = [&]() {
-    const bool cpu_free = running.size() - in_waiting_slots < jobs;
-    const bool waiting_free = in_waiting_slots < waiting_slots;
-    for (auto it = pending.begin(); it != pending.end(); ++it) {
-      if (cpu_free || (waiting_free && waits(it->index))) return it;
+    auto first = [&](bool waiting) {
+      return std::find_if(pending.begin(), pending.end(),
+                          [&](const Attempt& a) { return waits(a.index) == waiting; });
+    };
+    if (in_waiting_slots < waiting_slots) {
+      if (auto it = first(true); it != pending.end()) return it;
+    }
+    if (running.size() - in_waiting_slots < jobs) {
+      if (auto it = first(false); it != pending.end()) return it;
+      return pending.begin();
     }
     return pending.end();
   };
