@@ -68,9 +68,13 @@ void TearDownRepeated(CaseContext& c) {
       auto planted_global = PlantUserFiles(c, n, v.global_path);
       auto ud = c.Call(n, c.argv().UnmountDevice(v.global_path));
       CheckPlantedFiles(c, planted_global, "unmountdevice (repeated)");
+      // kubelet calls unmountdevice only on a mount point (§5.9 step 4):
+      // only a direct caller meets this answer.
       if (!ud.ok() && !ud.not_supported()) {
-        c.Fail("F10 (protocol §7: unmountdevice of an unmounted dir succeeds)",
-               "unmountdevice repeated: " + ud.verdict.error);
+        c.Warn(
+            "F10 (protocol §7.5: unmountdevice is \"ensure unmounted\"): unmountdevice "
+            "repeated on a dir that is no mount point: " +
+            ud.verdict.error + " (a WARN: kubelet skips the call there)");
       }
       KubeletRemoveDir(n, v.global_path);
       auto d = c.Call(n, c.argv().Detach(spec.name, n.name()), "controller");

@@ -60,6 +60,7 @@ struct Control {
   std::string name;
   bool attachable;
   std::vector<std::string> warn;  // cases that must WARN (nothing FAILs)
+  bool kubelet_attach = false;    // profile-kubelet-attach.yaml, not profile-attach.yaml
 };
 
 void PrintTo(const Control& c, std::ostream* os) { *os << c.name; }
@@ -70,7 +71,11 @@ TEST_P(ControlTest, PassesWithNoFail) {
   FLEXKIT_REQUIRE_ROOT();
   const Control& c = GetParam();
   std::vector<std::string> args = {"--driver", kControls + "/flexkit~" + c.name + "/" + c.name};
-  if (c.attachable) args.insert(args.begin(), {"--profile", kControls + "/profile-attach.yaml"});
+  if (c.attachable) {
+    const std::string profile =
+        c.kubelet_attach ? "profile-kubelet-attach.yaml" : "profile-attach.yaml";
+    args.insert(args.begin(), {"--profile", kControls + "/" + profile});
+  }
   auto r = Flexconform(args);
   EXPECT_EQ(r.exit_code, 0) << r.out;
   int passed = 0;
@@ -101,7 +106,15 @@ INSTANTIATE_TEST_SUITE_P(
         // unmountdevice removes the global dir.
         Control{"attach-not-supported", true, {}},
         // attach with no device, waitforattach "" echoed, isattached Not supported.
-        Control{"attach-no-device", true, {}}),
+        Control{"attach-no-device", true, {}},
+        // Kubelet-managed attach: isattached always true (nothing runs it),
+        // unmountdevice failing where the path is no mount point (kubelet
+        // never calls it there).
+        Control{"kubelet-attach-loose",
+                true,
+                {"teardown/unmountdevice-never-mounted", "idempotency/teardown-verbs-repeated",
+                 "sequence/exhaustive"},
+                true}),
     [](const auto& control_info) {
       std::string name = control_info.param.name;
       for (auto& ch : name) {
