@@ -104,13 +104,6 @@ bool HasEnvEntry(pid_t pid, const std::string& entry) {
   return false;
 }
 
-std::string CommandLine(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-  std::string all, part;
-  while (std::getline(in, part, '\0')) all += (all.empty() ? "" : " ") + part;
-  return all.size() > 200 ? all.substr(0, 200) + "..." : all;
-}
-
 // Runs a reclaiming tool found in the usual places; "" on success, else why.
 std::string Tool(const std::vector<std::string>& argv) {
   for (const char* dir : {"/usr/sbin/", "/sbin/", "/usr/bin/", "/bin/"}) {
@@ -122,6 +115,27 @@ std::string Tool(const std::vector<std::string>& argv) {
     return rc == 0 ? "" : path + " exit " + std::to_string(rc);
   }
   return argv.front() + " not found";
+}
+
+void ListFiles(const std::string& dir, std::set<std::string>& out) {
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    if (!it->is_directory(ec)) out.insert(it->path().string());
+  }
+}
+
+}  // namespace
+
+std::string CommandLine(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string all, part;
+  while (std::getline(in, part, '\0')) {
+    if (!part.empty() && part.front() == '{') part = "{...}";
+    all += (all.empty() ? "" : " ") + part;
+  }
+  return all.size() > 200 ? all.substr(0, 200) + "..." : all;
 }
 
 std::set<pid_t> Descendants(pid_t root) {
@@ -152,17 +166,6 @@ std::set<pid_t> Descendants(pid_t root) {
   return out;
 }
 
-void ListFiles(const std::string& dir, std::set<std::string>& out) {
-  std::error_code ec;
-  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
-       it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    if (!it->is_directory(ec)) out.insert(it->path().string());
-  }
-}
-
-}  // namespace
-
 std::vector<std::string> LoopDevicesUnder(const std::string& dir) {
   std::vector<std::string> out;
   const std::string resolved = Resolved(dir);
@@ -172,7 +175,7 @@ std::vector<std::string> LoopDevicesUnder(const std::string& dir) {
   return out;
 }
 
-HostSnapshot TakeHostSnapshot(const std::string& run_dir) {
+HostSnapshot TakeHostSnapshot(const std::string& run_dir, pid_t root) {
   HostSnapshot s;
   s.run_dir = Resolved(run_dir);
   s.mounts = sim::ReadMountTable(::getpid());
@@ -193,7 +196,7 @@ HostSnapshot TakeHostSnapshot(const std::string& run_dir) {
     if (auto start = StartTime(std::stoi(name)); !start.empty())
       s.processes[std::stoi(name)] = start;
   }
-  s.descendants = Descendants(::getpid());
+  s.descendants = Descendants(root);
   return s;
 }
 

@@ -6,6 +6,7 @@
 // its marks (CaseMarks), so other users of the machine, other flexconform
 // runs among them, never make a case fail and never lose what they own.
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <map>
@@ -28,9 +29,17 @@ struct HostSnapshot {
   std::map<std::string, std::string> dm;     // "dm-3" -> its device-mapper name
   std::map<std::string, std::string> nbd;    // "nbd0" -> the pid serving it (connected only)
   std::map<pid_t, std::string> processes;    // pid -> start time (tells a reused pid apart)
-  std::set<pid_t> descendants;               // processes descended from flexconform
+  std::set<pid_t> descendants;               // processes descended from `root`
 };
-HostSnapshot TakeHostSnapshot(const std::string& run_dir);
+// `root`: flexconform itself, or the worker of a case stopped mid-run.
+HostSnapshot TakeHostSnapshot(const std::string& run_dir, pid_t root = ::getpid());
+
+// The live processes descended from `root` (children, their children...).
+std::set<pid_t> Descendants(pid_t root);
+
+// Process `pid`'s argv for a message, cut at 200 characters; a JSON
+// argument (a driver's options, where kubelet puts the secrets) is "{...}".
+std::string CommandLine(pid_t pid);
 
 // What ties a host object to one case: the case dir (FLEXCONFORM_CASE_DIR
 // in every driver call's environment, so in every process the driver

@@ -1,6 +1,8 @@
 #include "conformance/runner.h"
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,9 +18,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <system_error>
 
 #include "conformance/background_process.h"
 #include "conformance/call_timing.h"
+#include "conformance/case_watchdog.h"
 #include "conformance/leak_audit.h"
 #include "simulator/boost_process_runner.h"
 #include "simulator/plugin_name.h"
@@ -269,6 +273,11 @@ std::string ResultFile(const std::string& run_dir, const Attempt& a) {
   return run_dir + "/" + a.Suffix() + ".result.json";
 }
 
+// Where the worker marks its driver calls (ProgressMark).
+std::string ProgressFile(const std::string& run_dir, const Attempt& a) {
+  return run_dir + "/" + a.Suffix() + ".progress";
+}
+
 // The child side of a worker: runs case `index` and exits. SIGINT/SIGTERM
 // stay blocked, so the case and its cleanup always finish; the parent
 // decides not to start more.
@@ -283,7 +292,8 @@ std::string ResultFile(const std::string& run_dir, const Attempt& a) {
   int code = 0;
   try {
     sim::BoostProcessRunner runner;
-    CaseResult r = RunOne(profile, c, run_dir + "/" + a.Suffix(), unique, settings, runner);
+    ProgressMark marked(runner, ProgressFile(run_dir, a));
+    CaseResult r = RunOne(profile, c, run_dir + "/" + a.Suffix(), unique, settings, marked);
     const std::string path = ResultFile(run_dir, a);
     {
       std::ofstream out(path + ".tmp", std::ios::trunc);
@@ -327,6 +337,37 @@ CaseResult CollectWorker(const Case& c, const Attempt& a, const std::string& run
   return r;
 }
 
+// A worker whose harness stalled: what it waited in, then it and what its
+// case holds on the host are stopped and reclaimed.
+CaseResult StopStalledWorker(const Case& c, pid_t pid, const std::string& case_dir,
+                             const std::string& unique, const std::string& stalled_for,
+                             const RunSettings& settings) {
+  // Read before SIGSTOP, which moves every thread to do_signal_stop.
+  const std::string waits = DescribeWaits(pid);
+  ::kill(pid, SIGSTOP);  // no new process while its remains are listed
+  const auto remains =
+      FindHostLeaks(HostSnapshot{}, TakeHostSnapshot(case_dir, pid), CaseMarks{case_dir, unique});
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  std::vector<std::string> left;
+  if (settings.keep) {
+    for (const auto& l : remains) left.push_back(l.what + " (kept: --keep)");
+  } else {
+    left = ReclaimHostLeaks(remains);
+    std::error_code ec;
+    std::filesystem::remove_all(case_dir, ec);
+  }
+  CaseResult r;
+  r.name = c.name;
+  r.tags = c.tags;
+  SetError(r, "running the case",
+           "flexconform's harness stalled (a flexconform bug: please report it with this "
+           "message): " +
+               stalled_for + ", so the case was stopped; " + waits +
+               (left.empty() ? "" : "; " + Join(left, "; ")));
+  return r;
+}
+
 }  // namespace
 
 RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>& cases,
@@ -347,8 +388,13 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
   struct Running {
     Attempt attempt;
     std::chrono::steady_clock::time_point start;
+    std::chrono::system_clock::time_point started_at;  // to compare with its progress mark
     bool in_waiting_slot = false;
+    int pidfd = -1;  // readable when the worker ends
+    std::string unique;
   };
+  const auto stall_limit =
+      settings.stall_limit.count() > 0 ? settings.stall_limit : StallLimit(profile);
   std::map<pid_t, Running> running;
   std::vector<std::optional<CaseResult>> results(cases.size());
   // Slow cases start first, so the run does not end waiting on one of them.
@@ -384,6 +430,38 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
     }
     return pending.end();
   };
+  // A worker's result: reported, or its case queued again (--retries).
+  auto conclude = [&](const Attempt& attempt, CaseResult r,
+                      std::chrono::steady_clock::time_point case_start) {
+    const std::size_t index = attempt.index;
+    r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - case_start);
+    // A FAIL is run again; an ERROR only once a FAIL started the retries.
+    const bool failed = r.grade == Grade::kFail || r.grade == Grade::kError;
+    if (failed && attempt.attempt < settings.retries &&
+        (r.grade == Grade::kFail || first_failure.count(index))) {
+      first_failure.emplace(index, std::move(r));
+      pending.push_front({index, attempt.attempt + 1});  // before new cases
+      return;
+    }
+    if (auto first = first_failure.find(index); first != first_failure.end()) {
+      CaseResult verdict = std::move(first->second);
+      first_failure.erase(first);
+      const std::string run = std::to_string(attempt.attempt + 1);
+      if (!failed) {
+        // The failing run's findings stand; the gate decides (--allow-flaky).
+        verdict.grade = Grade::kFlaky;
+        verdict.reason = "FAILed, then " + std::string(GradeName(r.grade)) + " on run " + run +
+                         " (--retries): " + verdict.reason;
+      } else {
+        verdict.reason += " (FAILed on all " + run + " runs)";
+      }
+      verdict.duration += r.duration;
+      verdict.driver_time += r.driver_time;
+      r = std::move(verdict);
+    }
+    report(index, std::move(r));
+  };
   const auto start = std::chrono::steady_clock::now();
   while (true) {
     for (auto it = next_startable(); it != pending.end(); it = next_startable()) {
@@ -416,51 +494,58 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
         SetError(r, "starting the case", std::string("fork: ") + std::strerror(errno));
         report(next.index, std::move(r));
       } else {
-        running[pid] = {next, std::chrono::steady_clock::now(), waiting_slot};
+        const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+        if (pidfd < 0) {
+          const int err = errno;
+          ::kill(pid, SIGKILL);
+          ::waitpid(pid, nullptr, 0);
+          throw std::system_error(err, std::system_category(), "pidfd_open of a case worker");
+        }
+        running[pid] = {next,
+                        std::chrono::steady_clock::now(),
+                        std::chrono::system_clock::now(),
+                        waiting_slot,
+                        pidfd,
+                        unique};
         if (waiting_slot) ++in_waiting_slots;
       }
     }
     if (running.empty()) break;
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      break;  // ECHILD: none left to wait for
+    // Until a worker ends; every second, a look for one whose harness stalled.
+    std::vector<pollfd> ends;
+    for (const auto& [pid, run] : running) ends.push_back({run.pidfd, POLLIN, 0});
+    if (::poll(ends.data(), ends.size(), 1000) < 0 && errno != EINTR) {
+      throw std::system_error(errno, std::system_category(), "poll the case workers");
     }
-    auto it = running.find(pid);
-    if (it == running.end()) continue;  // not a worker
-    const auto [attempt, case_start, waiting_slot] = it->second;
-    if (waiting_slot) --in_waiting_slots;
-    running.erase(it);
-    const std::size_t index = attempt.index;
-    CaseResult r = CollectWorker(*cases[index], attempt, summary.run_dir, status);
-    r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - case_start);
-    // A FAIL is run again; an ERROR only once a FAIL started the retries.
-    const bool failed = r.grade == Grade::kFail || r.grade == Grade::kError;
-    if (failed && attempt.attempt < settings.retries &&
-        (r.grade == Grade::kFail || first_failure.count(index))) {
-      first_failure.emplace(index, std::move(r));
-      pending.push_front({index, attempt.attempt + 1});  // before new cases
-      continue;
-    }
-    if (auto first = first_failure.find(index); first != first_failure.end()) {
-      CaseResult verdict = std::move(first->second);
-      first_failure.erase(first);
-      const std::string run = std::to_string(attempt.attempt + 1);
-      if (!failed) {
-        // The failing run's findings stand; the gate decides (--allow-flaky).
-        verdict.grade = Grade::kFlaky;
-        verdict.reason = "FAILed, then " + std::string(GradeName(r.grade)) + " on run " + run +
-                         " (--retries): " + verdict.reason;
-      } else {
-        verdict.reason += " (FAILed on all " + run + " runs)";
+    std::vector<std::pair<pid_t, CaseResult>> ended;
+    for (const auto& [pid, run] : running) {
+      const Case& c = *cases[run.attempt.index];
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        ended.emplace_back(pid, CollectWorker(c, run.attempt, summary.run_dir, status));
+        continue;
       }
-      verdict.duration += r.duration;
-      verdict.driver_time += r.driver_time;
-      r = std::move(verdict);
+      const auto progress = ReadProgress(ProgressFile(summary.run_dir, run.attempt));
+      const auto last = progress ? progress->at : run.started_at;
+      const auto quiet = std::chrono::system_clock::now() - last;
+      if (quiet < stall_limit) continue;
+      const std::string stalled_for =
+          "no driver call started or ended for " +
+          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(quiet).count()) +
+          " s (the last mark: " + (progress ? progress->last : "none") + ")";
+      ended.emplace_back(
+          pid, StopStalledWorker(c, pid, summary.run_dir + "/" + run.attempt.Suffix(), run.unique,
+                                 stalled_for, settings));
     }
-    report(index, std::move(r));
+    for (auto& [pid, result] : ended) {
+      const Running run = running.at(pid);
+      running.erase(pid);
+      ::close(run.pidfd);
+      std::error_code ec;
+      std::filesystem::remove(ProgressFile(summary.run_dir, run.attempt), ec);
+      if (run.in_waiting_slot) --in_waiting_slots;
+      conclude(run.attempt, std::move(result), run.start);
+    }
   }
   for (auto& r : results) {
     if (!r) continue;  // never started: the run was interrupted

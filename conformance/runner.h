@@ -6,6 +6,7 @@
 // fixture, the tracker unwound and the leak audit done whatever happened. A run
 // directory carries a marker with flexconform's pid; the next run sweeps
 // those whose process is gone (a killed run), detaching their loop devices.
+// A case whose harness stalls is stopped and is an ERROR (case_watchdog.h).
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -25,6 +26,9 @@ struct RunSettings {
   bool keep = false;              // leave the run dir for inspection
   std::string run_root = "/tmp";  // run dirs are <run_root>/flexconform-<pid>
   std::string flexconform_dir;    // to find convoy-fake beside flexconform
+  // A case that starts or ends no driver call for this long is stopped, its
+  // processes, mounts and loop devices reclaimed; zero: StallLimit(profile).
+  std::chrono::milliseconds stall_limit{0};
   // Set by SIGINT/SIGTERM: the running cases finish, no more start.
   const std::atomic<bool>* interrupted = nullptr;
   // `index`: the case's place in the selection.

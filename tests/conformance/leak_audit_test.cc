@@ -151,6 +151,25 @@ TEST(LeakAudit, FindsAndKillsAProcessCarryingTheCaseDir) {
               .exit_code != 0);
 }
 
+// A leaked driver process is named by its argv, but not by its options:
+// kubelet puts the secrets there.
+TEST(LeakAudit, ALeftProcessIsNamedWithoutItsJsonOptions) {
+  flexkit::testing::TempDir run("leak-audit-run");
+  const HostSnapshot before = TakeHostSnapshot(run.path());
+  const std::string options = R"({"kubernetes.io/secret/password":"aHVudGVyMg=="})";
+  auto started = RunProcess({"/bin/sh", "-c",
+                             "FLEXCONFORM_CASE_DIR=" + run.Join("5") +
+                                 " setsid sh -c 'sleep 300; :' driver mount /pod '" + options +
+                                 "' >/dev/null 2>&1 </dev/null & echo $!"});
+  const pid_t pid = static_cast<pid_t>(std::stol(started.out));
+  const auto leaks = FindHostLeaks(before, TakeHostSnapshot(run.path()), {run.Join("5"), "r1c5"});
+  const std::string all = ::testing::PrintToString(ReclaimHostLeaks(leaks));
+  EXPECT_NE(all.find("pid " + std::to_string(pid) + " sh -c sleep 300; : driver mount /pod {...}"),
+            std::string::npos)
+      << all;
+  EXPECT_EQ(all.find("aHVudGVyMg"), std::string::npos) << all;
+}
+
 // A process of the node's namespace that is still exiting when the audit
 // looks (a FUSE daemon whose mount just went) is not left behind; one that
 // stays is, by its command line.

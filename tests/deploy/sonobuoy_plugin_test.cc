@@ -118,7 +118,10 @@ TEST(SonobuoyEntryPoint, GradesTheInstalledDriverWithTheLiveNodeCasesAndHandsOve
   // The driver comes from the node's plugin dir, not from the profile.
   WriteFile(node.Profile(), "liveNode: {scratch: " + node.Scratch() + "}\nprivileges: root\n");
   const auto started = std::chrono::steady_clock::now();
-  auto r = node.Run("flexkit/tmpfs", BuiltBinary("conformance/flexconform"), "--random 2 --seed 1");
+  // --timeout 10s: a case whose harness stalls is stopped after 70 s
+  // (StallLimit), within this test's deadline, and its ERROR says where.
+  auto r = node.Run("flexkit/tmpfs", BuiltBinary("conformance/flexconform"),
+                    "--random 2 --seed 1 --timeout 10s");
   const auto wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started);
   std::cout << "entry point, flexkit-tmpfs's live-node cases: " << wall.count() << " s\n";
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
