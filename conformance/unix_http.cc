@@ -10,22 +10,10 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "simulator/unique_fd.h"
+
 namespace flexkit::conform {
 namespace {
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 using Clock = std::chrono::steady_clock;
 
@@ -126,7 +114,7 @@ bool UnixSocketListening(const std::string& socket_path) {
   addr.sun_family = AF_UNIX;
   if (socket_path.size() >= sizeof addr.sun_path) return false;
   std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sim::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   return fd.get() >= 0 &&
          ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
 }
@@ -140,7 +128,7 @@ HttpReply UnixHttpRequest(const std::string& socket_path, const std::string& met
   if (socket_path.size() >= sizeof addr.sun_path)
     throw std::runtime_error(where + ": socket path too long");
   std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  sim::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (fd.get() < 0) throw std::runtime_error(where + ": socket: " + strerror(errno));
   const auto deadline = Clock::now() + timeout;
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {

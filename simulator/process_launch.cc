@@ -17,6 +17,8 @@
 #include <cstring>
 #include <system_error>
 
+#include "simulator/unique_fd.h"
+
 // Boost.Process 1.81 is not fully header-only: the environment code is
 // compiled here, in exactly one translation unit.
 #include <boost/process/v2/impl/environment.ipp>
@@ -94,23 +96,6 @@ struct ChildSetup {
   }
 };
 
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { Close(); }
-  int get() const { return fd_; }
-  void Close() { Reset(-1); }
-  void Reset(int fd) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_;
-};
-
 std::vector<std::string> MergedEnvironment(const std::map<std::string, std::string>& overrides) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -138,7 +123,7 @@ Launched Launch(const LaunchSpec& spec) {
   for (const auto& e : env_strings) envp.push_back(e.c_str());
   envp.push_back(nullptr);
   const std::string cwd = CurrentDirectory();
-  Fd devnull;
+  UniqueFd devnull;
   if (spec.stdout_fd < 0 || spec.stderr_fd < 0) {
     devnull.Reset(::open("/dev/null", O_WRONLY | O_CLOEXEC));
     if (devnull.get() < 0) return {-1, "open /dev/null: " + std::string(std::strerror(errno))};
@@ -149,8 +134,8 @@ Launched Launch(const LaunchSpec& spec) {
   if (::pipe2(error_pipe, O_CLOEXEC) != 0) {
     throw std::system_error(errno, std::system_category(), "launch " + spec.executable + ": pipe");
   }
-  Fd error_read(error_pipe[0]);
-  Fd error_write(error_pipe[1]);
+  UniqueFd error_read(error_pipe[0]);
+  UniqueFd error_write(error_pipe[1]);
 
   boost::asio::io_context context;
   bp::error_code ec;
@@ -160,7 +145,7 @@ Launched Launch(const LaunchSpec& spec) {
   bp::posix::vfork_launcher launcher;
   auto process = launcher(context.get_executor(), ec, spec.executable, spec.args,
                           bp::process_stdio{nullptr, out, err}, setup);
-  error_write.Close();
+  error_write.Reset();
   int child_errno = 0;
   if (!ec && ::read(error_read.get(), &child_errno, sizeof child_errno) == sizeof child_errno) {
     ec.assign(child_errno, boost::system::system_category());
