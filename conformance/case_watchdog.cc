@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,23 +24,45 @@ std::string FirstLineOf(const std::string& file) {
   return line;
 }
 
-// The system calls a stalled harness is usually found in (x86-64 numbers,
-// as /proc/<tid>/syscall gives them).
+// The system calls a stalled harness is usually found in, by the numbers
+// /proc/<tid>/syscall gives (this architecture's).
 std::string SyscallName(const std::string& syscall_line) {
   if (syscall_line.empty()) return "";
   if (syscall_line == "running") return "running";
   static const std::map<long, const char*> kNames = {
-      {0, "read"},         {1, "write"},         {7, "poll"},
-      {23, "select"},      {34, "pause"},        {35, "nanosleep"},
-      {61, "wait4"},       {202, "futex"},       {230, "clock_nanosleep"},
-      {232, "epoll_wait"}, {247, "waitid"},      {270, "pselect6"},
-      {271, "ppoll"},      {281, "epoll_pwait"}, {165, "mount"},
-      {166, "umount2"},    {308, "setns"},       {272, "unshare"},
-      {59, "execve"},      {57, "fork"},         {58, "vfork"},
-      {56, "clone"},       {435, "clone3"},      {43, "accept"},
-      {288, "accept4"},    {42, "connect"},      {45, "recvfrom"},
-      {44, "sendto"},      {72, "fcntl"},        {73, "flock"},
-      {257, "openat"},     {2, "open"},          {3, "close"}};
+      {SYS_read, "read"},
+      {SYS_write, "write"},
+      {SYS_ppoll, "ppoll"},
+      {SYS_pselect6, "pselect6"},
+      {SYS_epoll_pwait, "epoll_pwait"},
+      {SYS_nanosleep, "nanosleep"},
+      {SYS_clock_nanosleep, "clock_nanosleep"},
+      {SYS_futex, "futex"},
+      {SYS_wait4, "wait4"},
+      {SYS_waitid, "waitid"},
+      {SYS_mount, "mount"},
+      {SYS_umount2, "umount2"},
+      {SYS_setns, "setns"},
+      {SYS_unshare, "unshare"},
+      {SYS_execve, "execve"},
+      {SYS_clone, "clone"},
+      {SYS_accept4, "accept4"},
+      {SYS_connect, "connect"},
+      {SYS_recvfrom, "recvfrom"},
+      {SYS_sendto, "sendto"},
+      {SYS_fcntl, "fcntl"},
+      {SYS_flock, "flock"},
+      {SYS_openat, "openat"},
+      {SYS_close, "close"},
+#ifdef SYS_poll  // the calls that newer architectures only have in their p-/at- forms
+      {SYS_poll, "poll"},
+      {SYS_select, "select"},
+      {SYS_pause, "pause"},
+      {SYS_epoll_wait, "epoll_wait"},
+      {SYS_vfork, "vfork"},
+      {SYS_open, "open"},
+#endif
+  };
   const long number = std::strtol(syscall_line.c_str(), nullptr, 10);
   auto it = kNames.find(number);
   return it == kNames.end() ? "syscall " + std::to_string(number) : it->second;
