@@ -77,12 +77,6 @@ std::string TaskWait(const std::string& task_dir) {
   return out;
 }
 
-char ProcessState(pid_t pid) {
-  const std::string stat = FirstLineOf("/proc/" + std::to_string(pid) + "/stat");
-  const auto close = stat.rfind(')');
-  return close == std::string::npos || close + 2 >= stat.size() ? '?' : stat[close + 2];
-}
-
 }  // namespace
 
 ProgressMark::ProgressMark(sim::ProcessRunner& inner, const std::string& path)
@@ -96,10 +90,12 @@ ProgressMark::~ProgressMark() {
 
 void ProgressMark::Mark(const std::string& text) {
   if (fd_ < 0) return;  // no mark: the runner judges by the case's start
-  // A write updates the file's time, which the runner reads.
-  if (::pwrite(fd_, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size())) {
-    if (::ftruncate(fd_, static_cast<off_t>(text.size())) != 0) return;
-  }
+  // The write sets the file's time, which the runner reads; the text says
+  // what happened then (a failed truncate only leaves an older tail).
+  const bool marked =
+      ::pwrite(fd_, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()) &&
+      ::ftruncate(fd_, static_cast<off_t>(text.size())) == 0;
+  static_cast<void>(marked);
 }
 
 sim::ProcessResult ProgressMark::Run(const sim::ProcessSpec& spec) {
@@ -156,8 +152,9 @@ std::string DescribeWaits(pid_t pid) {
   out << "; its processes: ";
   bool first = true;
   for (pid_t child : children) {
-    out << (first ? "" : "; ") << child << " " << CommandLine(child) << " [" << ProcessState(child)
-        << "] " << TaskWait("/proc/" + std::to_string(child));
+    const auto stat = ReadProcStat(child);
+    out << (first ? "" : "; ") << child << " " << CommandLine(child) << " ["
+        << (stat ? stat->state : '?') << "] " << TaskWait("/proc/" + std::to_string(child));
     first = false;
   }
   return out.str();

@@ -70,25 +70,6 @@ std::string FirstLine(const std::filesystem::path& file) {
   return line;
 }
 
-// The fields of /proc/<pid>/stat the audit reads; none when the process
-// is gone.
-struct ProcStat {
-  char state = 0;
-  pid_t ppid = 0;
-  std::string start_time;  // field 22, in clock ticks since boot
-};
-std::optional<ProcStat> ReadProcStat(pid_t pid) {
-  const std::string line = FirstLine("/proc/" + std::to_string(pid) + "/stat");
-  auto close = line.rfind(')');
-  if (close == std::string::npos || close + 2 > line.size()) return std::nullopt;
-  std::istringstream rest(line.substr(close + 2));
-  std::string field;
-  std::vector<std::string> fields;
-  while (rest >> field) fields.push_back(field);
-  if (fields.size() < 20) return std::nullopt;
-  return ProcStat{fields[0][0], static_cast<pid_t>(std::stol(fields[1])), fields[19]};
-}
-
 // "" when the process is gone or a zombie.
 std::string StartTime(pid_t pid) {
   auto stat = ReadProcStat(pid);
@@ -127,6 +108,18 @@ void ListFiles(const std::string& dir, std::set<std::string>& out) {
 }
 
 }  // namespace
+
+std::optional<ProcStat> ReadProcStat(pid_t pid) {
+  const std::string line = FirstLine("/proc/" + std::to_string(pid) + "/stat");
+  auto close = line.rfind(')');
+  if (close == std::string::npos || close + 2 > line.size()) return std::nullopt;
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  std::vector<std::string> fields;
+  while (rest >> field) fields.push_back(field);
+  if (fields.size() < 20) return std::nullopt;
+  return ProcStat{fields[0][0], static_cast<pid_t>(std::stol(fields[1])), fields[19]};
+}
 
 std::string CommandLine(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -36,6 +37,15 @@ HostSnapshot TakeHostSnapshot(const std::string& run_dir, pid_t root = ::getpid(
 
 // The live processes descended from `root` (children, their children...).
 std::set<pid_t> Descendants(pid_t root);
+
+// The fields of /proc/<pid>/stat the audit reads; none when the process
+// is gone.
+struct ProcStat {
+  char state = 0;  // R, S, D, Z...
+  pid_t ppid = 0;
+  std::string start_time;  // field 22, in clock ticks since boot
+};
+std::optional<ProcStat> ReadProcStat(pid_t pid);
 
 // Process `pid`'s argv for a message, cut at 200 characters; a JSON
 // argument (a driver's options, where kubelet puts the secrets) is "{...}".
