@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <string>
 
@@ -25,21 +26,23 @@ constexpr FatalSignal kFatalSignals[] = {
     {SIGSEGV, "SIGSEGV"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},
     {SIGFPE, "SIGFPE"},   {SIGILL, "SIGILL"},
 };
-constexpr int kSignalCount = sizeof(kFatalSignals) / sizeof(kFatalSignals[0]);
 
 int g_reply_fd = -1;
 std::string g_verb;
-// Rendered at install time: a signal handler may not allocate.
-std::string g_signal_replies[kSignalCount];
+// The crash reply, rendered at install time (a signal handler may not
+// allocate) around the signal's name: head + name + tail.
+std::string g_crash_reply_head;
+std::string g_crash_reply_tail;
 std::atomic<bool> g_replied{false};
 std::atomic<int> g_exit_code{1};
 
 void OnFatalSignal(int signo) {
   if (g_replied.exchange(true)) _exit(g_exit_code.load());
-  for (int i = 0; i < kSignalCount; ++i) {
-    if (kFatalSignals[i].number == signo) {
-      WriteFully(g_reply_fd, g_signal_replies[i].data(), g_signal_replies[i].size());
-    }
+  for (const FatalSignal& s : kFatalSignals) {
+    if (s.number != signo) continue;
+    WriteFully(g_reply_fd, g_crash_reply_head.data(), g_crash_reply_head.size());
+    WriteFully(g_reply_fd, s.name, std::strlen(s.name));
+    WriteFully(g_reply_fd, g_crash_reply_tail.data(), g_crash_reply_tail.size());
   }
   _exit(1);
 }
@@ -74,10 +77,11 @@ std::string CurrentExceptionText() {
 void InstallCrashGuard(int reply_fd, const std::string& verb) {
   g_reply_fd = reply_fd;
   g_verb = verb.empty() ? "driver" : verb;
-  for (int i = 0; i < kSignalCount; ++i) {
-    g_signal_replies[i] =
-        RenderReply(Fail(g_verb + ": the driver crashed (" + kFatalSignals[i].name + ")"));
-  }
+  // Signal names need no JSON escaping, so one rendering serves them all.
+  const std::string reply = RenderReply(Fail(g_verb + ": the driver crashed (SIG)"));
+  const size_t name_at = reply.rfind("SIG)");
+  g_crash_reply_head = reply.substr(0, name_at);
+  g_crash_reply_tail = reply.substr(name_at + 3);
   // An alternate stack so that a stack overflow still reaches the handler.
   static char alt_stack[64 * 1024];
   stack_t ss{};
