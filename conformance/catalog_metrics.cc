@@ -19,8 +19,6 @@ namespace {
 
 constexpr const char* kMetricsRule =
     "protocol §3.3: supportsMetrics means statfs on the pod dir reports the volume";
-// ext4 and xfs keep part of the device for metadata.
-constexpr double kMetadataAllowance = 0.9;
 
 std::string NeedsMetrics(const DriverProfile& p) {
   if (!p.capabilities || !p.capabilities->supports_metrics)
@@ -53,7 +51,7 @@ void CheckMetrics(CaseContext& c, const PodVolume& v, const std::string& when) {
   const auto size = c.profile().volume_options.find("size");
   if (size == c.profile().volume_options.end()) return;
   const auto asked = ParseSizeOption(size->second);
-  if (asked && static_cast<double>(volume->capacity_bytes) < *asked * kMetadataAllowance)
+  if (asked && static_cast<double>(volume->capacity_bytes) < *asked * kFsMetadataAllowance)
     c.Fail(kMetricsRule, "statfs " + when + " reports " + std::to_string(volume->capacity_bytes) +
                              " bytes for a volume of size " + size->second);
 }

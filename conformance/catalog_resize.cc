@@ -20,9 +20,6 @@ namespace {
 
 constexpr const char* kGrowRule = "protocol §5.11: expandfs grows the filesystem to the new size";
 constexpr const char* kDataRule = "protocol §5.11: a resize keeps the data";
-// ext4 and xfs keep part of the device for metadata (journal, inode tables),
-// so statfs reports a little less than the device holds.
-constexpr double kMetadataAllowance = 0.9;
 
 std::string NeedsFsResize(const DriverProfile& p) {
   if (!p.capabilities || !p.capabilities->requires_fs_resize)
@@ -112,7 +109,8 @@ void ExpandAndCheck(CaseContext& c, const PodVolume& v, const std::string& data_
   }
   CheckDataKept(c, v, data_file, "after expandfs");
   const std::uint64_t after = Capacity(c, v);
-  const bool grown = after > before && static_cast<double>(after) >= new_size * kMetadataAllowance;
+  const bool grown =
+      after > before && static_cast<double>(after) >= new_size * kFsMetadataAllowance;
   const std::string sizes = "statfs capacity " + std::to_string(before) + " -> " +
                             std::to_string(after) + " bytes, asked for " + std::to_string(new_size);
   if (!fallback.empty()) {

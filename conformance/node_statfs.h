@@ -18,6 +18,11 @@ struct FsStats {
   std::uint64_t device = 0;           // st_dev of the path itself
 };
 
+// ext4 and xfs keep part of the device for metadata (journal, inode
+// tables), so statfs reports a little less than the device holds: a
+// filesystem of at least this share of a size counts as that size.
+inline constexpr double kFsMetadataAllowance = 0.9;
+
 // statfs and stat of `path` on node `n`; nullopt with *err set when either fails.
 std::optional<FsStats> StatFsOnNode(const sim::Node& n, const std::string& path, std::string* err);
 

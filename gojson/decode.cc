@@ -3,20 +3,11 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "gojson/json_chars.h"
 #include "gojson/utf8.h"
 
 namespace flexkit::gojson {
 namespace {
-
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-bool IsHex(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return c - 'A' + 10;
-}
 
 // Go 1.21+ appendFoldedName: ASCII upper-cased; other runes folded with
 // ToUpper(ToLower(r)). Only these four non-ASCII runes fold into ASCII, so
@@ -66,7 +57,7 @@ const char* GoJsonKindName(GoJsonKind kind) {
 }
 
 void GoJsonCursor::SkipSpace() {
-  while (pos_ < text_.size() && IsSpace(text_[pos_])) ++pos_;
+  while (pos_ < text_.size() && IsJsonSpace(text_[pos_])) ++pos_;
 }
 
 GoJsonKind GoJsonCursor::Kind() {
@@ -96,8 +87,8 @@ std::string GoJsonCursor::ReadString() {
     if (at + 6 > text_.size() || text_[at] != '\\' || text_[at + 1] != 'u') return -1;
     int v = 0;
     for (int k = 0; k < 4; ++k) {
-      if (!IsHex(text_[at + 2 + k])) return -1;
-      v = v * 16 + HexValue(text_[at + 2 + k]);
+      if (!IsHexDigit(text_[at + 2 + k])) return -1;
+      v = v * 16 + HexDigitValue(text_[at + 2 + k]);
     }
     return v;
   };
@@ -157,8 +148,8 @@ std::string GoJsonCursor::ReadString() {
 std::string_view GoJsonCursor::ReadLiteral() {
   SkipSpace();
   std::size_t start = pos_;
-  while (pos_ < text_.size() && !IsSpace(text_[pos_]) && text_[pos_] != ',' && text_[pos_] != '}' &&
-         text_[pos_] != ']') {
+  while (pos_ < text_.size() && !IsJsonSpace(text_[pos_]) && text_[pos_] != ',' &&
+         text_[pos_] != '}' && text_[pos_] != ']') {
     ++pos_;
   }
   return text_.substr(start, pos_ - start);

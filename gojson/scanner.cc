@@ -3,16 +3,13 @@
 #include <cstddef>
 #include <vector>
 
+#include "gojson/json_chars.h"
 #include "gojson/utf8.h"
 
 namespace flexkit::gojson {
 namespace {
 
 constexpr std::size_t kMaxNestingDepth = 10000;  // Go's maxNestingDepth
-
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 // Unmarshal checks the whole input; Decoder.Decode stops after the first value.
 enum class Mode { kWholeInput, kFirstValue };
@@ -50,7 +47,7 @@ class Scanner {
   }
   bool AtEnd() const { return i_ >= s_.size(); }
   void SkipSpace() {
-    while (!AtEnd() && IsSpace(s_[i_])) ++i_;
+    while (!AtEnd() && IsJsonSpace(s_[i_])) ++i_;
   }
 
   // Scans one value start; for containers only the opening (and the first
@@ -154,7 +151,7 @@ class Scanner {
           ++i_;
           for (int k = 0; k < 4; ++k, ++i_) {
             if (AtEnd()) return Eof("in \\u hexadecimal character escape");
-            if (!IsHex(s_[i_])) return Bad("in \\u hexadecimal character escape");
+            if (!IsHexDigit(s_[i_])) return Bad("in \\u hexadecimal character escape");
           }
           continue;
         }

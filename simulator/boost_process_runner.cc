@@ -16,7 +16,7 @@
 namespace flexkit::sim {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 struct Pipe {
   int read = -1;
@@ -62,7 +62,7 @@ void DecodeWaitStatus(int status, ExitStatus& exit) {
 
 ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
   ProcessResult result;
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   // One pipe for both fd 1 and fd 2, as os/exec sets up CombinedOutput
   // (Stdout == Stderr): the bytes arrive in exactly the order kubelet reads.
   Pipe out;
@@ -87,9 +87,9 @@ ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
   }
 
   const auto harness_deadline = start + spec.harness_deadline;
-  auto kubelet_deadline =
-      spec.kubelet_timeout.count() > 0 ? start + spec.kubelet_timeout : Clock::time_point::max();
-  auto exited_at = Clock::time_point::max();
+  auto kubelet_deadline = spec.kubelet_timeout.count() > 0 ? start + spec.kubelet_timeout
+                                                           : SteadyClock::time_point::max();
+  auto exited_at = SteadyClock::time_point::max();
   bool exited = false;
   std::vector<char> buffer(64 * 1024);
 
@@ -97,7 +97,7 @@ ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
   auto stop_reading = [&] { out.CloseRead(); };
 
   while (!exited || out.read >= 0) {
-    auto now = Clock::now();
+    auto now = SteadyClock::now();
     if (!exited && now >= kubelet_deadline) {
       // cmdWrapper.Stop (k8s.io/utils exec): SIGTERM to the driver only, not
       // its group. Its SIGKILL 10 s later fires only when ProcessState is
@@ -105,7 +105,7 @@ ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
       // driver, and CombinedOutput keeps waiting (the harness deadline).
       ::kill(pid, SIGTERM);
       result.exit.killed_by_kubelet_timeout = true;
-      kubelet_deadline = Clock::time_point::max();
+      kubelet_deadline = SteadyClock::time_point::max();
     }
     if (now >= harness_deadline && !result.harness_deadline_hit) {
       result.harness_deadline_hit = true;
@@ -118,10 +118,11 @@ ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
       stop_reading();
       break;
     }
-    auto wake = std::min({harness_deadline, kubelet_deadline,
-                          exited ? exited_at + spec.held_open_grace : Clock::time_point::max()});
+    auto wake =
+        std::min({harness_deadline, kubelet_deadline,
+                  exited ? exited_at + spec.held_open_grace : SteadyClock::time_point::max()});
     int timeout_ms = -1;
-    if (wake != Clock::time_point::max()) {
+    if (wake != SteadyClock::time_point::max()) {
       auto left = std::chrono::duration_cast<Millis>(wake - now).count() + 1;
       timeout_ms = static_cast<int>(std::max<long>(0, std::min<long>(left, 1000000)));
     }
@@ -151,7 +152,7 @@ ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
       if (::waitpid(pid, &status, 0) == pid) {
         DecodeWaitStatus(status, result.exit);
         exited = true;
-        exited_at = Clock::now();
+        exited_at = SteadyClock::now();
       }
     }
   }
@@ -160,7 +161,7 @@ ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
     if (::waitpid(pid, &status, 0) == pid) DecodeWaitStatus(status, result.exit);
   }
   ::close(pidfd);
-  result.duration = std::chrono::duration_cast<Millis>(Clock::now() - start);
+  result.duration = std::chrono::duration_cast<Millis>(SteadyClock::now() - start);
   return result;
 }
 

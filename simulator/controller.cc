@@ -7,7 +7,7 @@
 
 namespace flexkit::sim {
 namespace {
-constexpr const char* kComponent = "controller";
+constexpr const char* kControllerComponent = "controller";
 // nestedpendingoperations' exponentialbackoff: initialDurationBeforeRetry
 // and maxDurationBeforeRetry.
 constexpr Clock::Duration kInitialBackoff = std::chrono::milliseconds(500);
@@ -28,14 +28,14 @@ AttachDetachController::AttachDetachController(Node& control_plane, ClusterState
       clock_(clock),
       nodes_(nodes),
       settings_(settings) {
-  prober_ = std::make_unique<Prober>(control_plane_, control_plane_.plugin_dir(), kComponent,
-                                     invoker_, profile_);
+  prober_ = std::make_unique<Prober>(control_plane_, control_plane_.plugin_dir(),
+                                     kControllerComponent, invoker_, profile_);
 }
 
 void AttachDetachController::Restart() {
   backoff_.clear();  // kept in memory only
-  prober_ = std::make_unique<Prober>(control_plane_, control_plane_.plugin_dir(), kComponent,
-                                     invoker_, profile_);
+  prober_ = std::make_unique<Prober>(control_plane_, control_plane_.plugin_dir(),
+                                     kControllerComponent, invoker_, profile_);
 }
 
 bool AttachDetachController::BackingOff(const OperationKey& key, const std::string& operation,

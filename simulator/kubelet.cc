@@ -10,7 +10,7 @@
 namespace flexkit::sim {
 namespace {
 
-constexpr const char* kComponent = "kubelet";
+constexpr const char* kKubeletComponent = "kubelet";
 
 std::runtime_error OperationError(const std::string& what, const std::string& volume,
                                   const std::string& why) {
@@ -26,7 +26,8 @@ Kubelet::Kubelet(Node& node, ClusterState& cluster, DriverInvoker& invoker,
       invoker_(invoker),
       profile_(profile),
       transcript_(transcript) {
-  prober_ = std::make_unique<Prober>(node_, node_.plugin_dir(), kComponent, invoker_, profile_);
+  prober_ =
+      std::make_unique<Prober>(node_, node_.plugin_dir(), kKubeletComponent, invoker_, profile_);
 }
 
 std::string Kubelet::UniqueName(const VolumeSpec& spec, bool attachable,
@@ -340,7 +341,8 @@ void Kubelet::TearDownDevice(VolumeState& state) {
 
 void Kubelet::Restart() {
   transcript_.AddEvent("kubelet restart", {{"node", node_.name()}});
-  prober_ = std::make_unique<Prober>(node_, node_.plugin_dir(), kComponent, invoker_, profile_);
+  prober_ =
+      std::make_unique<Prober>(node_, node_.plugin_dir(), kKubeletComponent, invoker_, profile_);
   volumes_.clear();
   Reconstruct();
 }

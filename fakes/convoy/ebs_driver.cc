@@ -17,8 +17,8 @@
 namespace flexkit::fakes::convoy {
 namespace {
 
-constexpr std::string_view kPrefix = "ebs_volume_";
-constexpr std::string_view kSuffix = ".json";
+constexpr std::string_view kEbsRecordPrefix = "ebs_volume_";
+constexpr std::string_view kEbsRecordSuffix = ".json";
 constexpr std::string_view kBackupScheme = "ebs://";
 constexpr int64_t kGiB = 1LL << 30;
 
@@ -72,7 +72,7 @@ InfoMap EbsDriver::Info() const {
 }
 
 std::string EbsDriver::RecordFile(const std::string& name) const {
-  return config_.root + "/" + std::string(kPrefix) + name + std::string(kSuffix);
+  return config_.root + "/" + std::string(kEbsRecordPrefix) + name + std::string(kEbsRecordSuffix);
 }
 
 std::optional<EbsDriver::Record> EbsDriver::Load(const std::string& name) const {
@@ -466,7 +466,7 @@ std::map<std::string, std::shared_ptr<const VolumeListing>> EbsDriver::List() {
   DIR* dir = ::opendir(config_.root.c_str());
   if (dir == nullptr) return out;
   while (dirent* e = ::readdir(dir)) {
-    auto name = VolumeOfRecordFile(e->d_name, kPrefix, kSuffix);
+    auto name = VolumeOfRecordFile(e->d_name, kEbsRecordPrefix, kEbsRecordSuffix);
     if (!name) continue;
     if (auto r = Load(*name)) {
       auto listing = std::make_shared<VolumeListing>();

@@ -20,8 +20,8 @@
 namespace flexkit::fakes::convoy {
 namespace {
 
-constexpr std::string_view kPrefix = "vfs_volume_";
-constexpr std::string_view kSuffix = ".json";
+constexpr std::string_view kVfsRecordPrefix = "vfs_volume_";
+constexpr std::string_view kVfsRecordSuffix = ".json";
 
 timespec MtimeOf(const std::string& dir) {
   struct stat st {};
@@ -87,7 +87,8 @@ void VfsDriver::CheckSafe(const std::string& name) const {
 }
 
 std::string VfsDriver::ConfigFile(const std::string& name) const {
-  return CleanPath(config_dir_ + "/" + std::string(kPrefix) + name + std::string(kSuffix));
+  return CleanPath(config_dir_ + "/" + std::string(kVfsRecordPrefix) + name +
+                   std::string(kVfsRecordSuffix));
 }
 
 void VfsDriver::RefreshLocked() {
@@ -102,8 +103,9 @@ void VfsDriver::RefreshLocked() {
   }
   while (dirent* entry = ::readdir(dir)) {
     std::string file = entry->d_name;
-    if (file.size() < kSuffix.size() ||
-        file.compare(file.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0 ||
+    if (file.size() < kVfsRecordSuffix.size() ||
+        file.compare(file.size() - kVfsRecordSuffix.size(), kVfsRecordSuffix.size(),
+                     kVfsRecordSuffix) != 0 ||
         file[0] == '.') {
       continue;
     }
@@ -148,7 +150,8 @@ VfsDriver::Cached VfsDriver::MakeCached(Volume v, const std::string& file) {
   listing->info = InfoOf(v);
   for (const auto& [sname, snap] : v.snapshots) listing->snapshots[sname] = SnapshotInfoOf(snap);
   // Listed under the name its record file gives.
-  auto name = VolumeOfRecordFile(file.substr(file.rfind('/') + 1), kPrefix, kSuffix);
+  auto name =
+      VolumeOfRecordFile(file.substr(file.rfind('/') + 1), kVfsRecordPrefix, kVfsRecordSuffix);
   if (name) {
     AppendInfo(listing->info_json, listing->info, "vfs", 1);
     AppendVolumeResponse(listing->response_json, *name, "vfs", *listing, 1);

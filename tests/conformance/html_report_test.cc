@@ -398,13 +398,6 @@ TEST(BackendEvents, ReadsEveryLogRedactsAndOrdersEnclosingRequestsFirst) {
 using flexkit::testing::BuiltBinary;
 using flexkit::testing::RunProcess;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::string Chromium() {
   for (const char* candidate : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
     if (::access(candidate, X_OK) == 0) return candidate;
@@ -452,7 +445,7 @@ TEST(HtmlReportEndToEnd, RealRunsRenderAndTheFiltersWorkInChromium) {
                           "--run-root", dir.path(), "--focus", "protocol|lifecycle|teardown"},
                          options);
   ASSERT_EQ(good.exit_code, 0) << good.out << good.err;
-  const std::string tmpfs_html = ReadFile(tmpfs_page);
+  const std::string tmpfs_html = flexkit::testing::ReadFileText(tmpfs_page);
   ExpectSelfContained(tmpfs_html);
   EXPECT_EQ(tmpfs_html.find("<section class=\"case FAIL\""), std::string::npos);
   EXPECT_NE(tmpfs_html.find("<section class=\"case PASS\""), std::string::npos);
@@ -469,12 +462,12 @@ TEST(HtmlReportEndToEnd, RealRunsRenderAndTheFiltersWorkInChromium) {
                   "--run-root", dir.path()},
                  options);
   ASSERT_EQ(bad.exit_code, 1) << bad.out << bad.err;
-  const std::string html = ReadFile(page);
+  const std::string html = flexkit::testing::ReadFileText(page);
   ExpectSelfContained(html);
   EXPECT_EQ(html.find("flexconform-s3cret"), std::string::npos) << "a secret, raw";
   EXPECT_EQ(html.find("ZmxleGNvbmZvcm0tczNjcmV0"), std::string::npos) << "a secret, base64";
   EXPECT_NE(html.find("&lt;redacted&gt;"), std::string::npos);
-  const auto report = nlohmann::json::parse(ReadFile(json));
+  const auto report = nlohmann::json::parse(flexkit::testing::ReadFileText(json));
   std::map<std::string, int> verdicts;
   std::size_t with_calls = 0;
   for (const auto& c : report["cases"]) {
@@ -526,7 +519,7 @@ TEST(HtmlReportEndToEnd, RealRunsRenderAndTheFiltersWorkInChromium) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   ASSERT_TRUE(std::filesystem::exists(shot)) << r.err;
   EXPECT_GT(std::filesystem::file_size(shot), 20u * 1024) << "a blank page compresses to less";
-  const std::string png = ReadFile(shot);
+  const std::string png = flexkit::testing::ReadFileText(shot);
   EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
 }
 

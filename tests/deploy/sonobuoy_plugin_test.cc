@@ -30,11 +30,6 @@ namespace fs = std::filesystem;
 const std::string kDeployDir = FLEXKIT_DEPLOY_DIR;
 const std::string kPluginFile = kDeployDir + "/flexconform-plugin.yaml";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 void WriteFile(const std::string& path, const std::string& text,
                fs::perms perms = fs::perms(0644)) {
   fs::create_directories(fs::path(path).parent_path());
@@ -83,7 +78,7 @@ class PluginNode {
   std::string DoneReport() const {
     const std::string done = Results() + "/done";
     EXPECT_TRUE(fs::exists(done)) << "no done file: Sonobuoy would wait for this node forever";
-    const std::string path = ReadFile(done);
+    const std::string path = flexkit::testing::ReadFileText(done);
     EXPECT_EQ(path, Results() + "/flexconform.xml") << "done names the report (no newline)";
     EXPECT_FALSE(fs::exists(Results() + "/done.tmp"));
     return path;
@@ -98,7 +93,7 @@ void ExpectWellFormed(const std::string& path) {
   auto r = RunProcess({"/usr/bin/python3", "-c",
                        "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])", path});
   EXPECT_EQ(r.exit_code, 0) << path << " is not well-formed XML: " << r.err << "\n"
-                            << ReadFile(path);
+                            << flexkit::testing::ReadFileText(path);
 }
 
 std::string Testcase(const std::string& xml, const std::string& name) {
@@ -129,7 +124,7 @@ TEST(SonobuoyEntryPoint, GradesTheInstalledDriverWithTheLiveNodeCasesAndHandsOve
   EXPECT_NE(r.out.find("sequence seed 1 "), std::string::npos) << "FLEXCONFORM_ARGS: " << r.out;
   const std::string report = node.DoneReport();
   ExpectWellFormed(report);
-  const std::string xml = ReadFile(report);
+  const std::string xml = flexkit::testing::ReadFileText(report);
   EXPECT_NE(xml.find("<testsuite name=\"flexconform: flexkit/tmpfs\""), std::string::npos) << xml;
   EXPECT_NE(xml.find(node.PluginDir() + "/flexkit~tmpfs/tmpfs"), std::string::npos)
       << "graded the installed driver: " << xml;
@@ -161,7 +156,7 @@ TEST(SonobuoyEntryPoint, ADriverThatIsNotInstalledIsAFailingReportAndStillADoneF
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   const std::string report = node.DoneReport();
   ExpectWellFormed(report);
-  const std::string xml = ReadFile(report);
+  const std::string xml = flexkit::testing::ReadFileText(report);
   EXPECT_NE(xml.find("<failure message=\"driver flexkit/absent is not installed on node node-a: "
                      "no executable " +
                      node.PluginDir() + "/flexkit~absent/absent\""),
@@ -177,7 +172,7 @@ TEST(SonobuoyEntryPoint, FlexconformRefusingTheRunIsAFailingReportWithItsReason)
   WriteFile(node.Profile(), "driver: ./x\nnodes: 1\n");
   auto r = node.Run("flexkit/tmpfs");
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  const std::string xml = ReadFile(node.DoneReport());
+  const std::string xml = flexkit::testing::ReadFileText(node.DoneReport());
   EXPECT_NE(xml.find("flexconform could not grade the driver (exit 2"), std::string::npos) << xml;
   EXPECT_NE(xml.find("has no liveNode key"), std::string::npos) << "flexconform's reason: " << xml;
 }
@@ -201,7 +196,7 @@ TEST(SonobuoyEntryPoint, AnExitAfterThePartialReportAddsTheFailureToIt) {
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   const std::string report = node.DoneReport();
   ExpectWellFormed(report);
-  const std::string xml = ReadFile(report);
+  const std::string xml = flexkit::testing::ReadFileText(report);
   EXPECT_NE(xml.find("<testcase name=\"lifecycle/mount-only\"/>"), std::string::npos) << xml;
   EXPECT_NE(xml.find("<testsuite name=\"flexconform-sonobuoy: node-a\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("interrupted &amp; &lt;cleaned up&gt;"), std::string::npos)
@@ -418,11 +413,11 @@ std::string Replace(std::string text, const std::string& from, const std::string
 }
 
 TEST(SonobuoyPlugin, TheDefinitionHasWhatSonobuoyAndTheCasesNeed) {
-  EXPECT_EQ(Join(CheckDefinition(ReadFile(kPluginFile))), "");
+  EXPECT_EQ(Join(CheckDefinition(flexkit::testing::ReadFileText(kPluginFile))), "");
 }
 
 TEST(SonobuoyPlugin, TheDefinitionCheckCatchesEachBreakage) {
-  const std::string good = ReadFile(kPluginFile);
+  const std::string good = flexkit::testing::ReadFileText(kPluginFile);
   const std::vector<std::pair<std::string, std::string>> breakages = {
       {"result-format: junit", "resultFormat: junit"},
       {"driver: DaemonSet", "driver: Job"},
@@ -442,7 +437,7 @@ TEST(SonobuoyPlugin, KubectlDecodesTheContainerSpecOffline) {
   if (kubectl.empty())
     GTEST_SKIP()
         << "kubectl is not installed (ci/install-deps installs Debian's kubernetes-client)";
-  const std::string good = ReadFile(kPluginFile);
+  const std::string good = flexkit::testing::ReadFileText(kPluginFile);
   EXPECT_EQ(Join(KubectlCheck(kubectl, AsPod(good))), "") << AsPod(good);
   // A misspelt field, a wrong type, a list where a mapping goes, YAML that
   // does not parse: each is caught.
@@ -483,10 +478,11 @@ std::vector<std::set<std::string>> DockerfilePackages(const std::string& dockerf
 }
 
 TEST(SonobuoyImage, BuildsWithCiInstallDepsPackagesAndShipsTheEntryPoint) {
-  const std::string dockerfile = ReadFile(kDeployDir + "/Dockerfile");
+  const std::string dockerfile = flexkit::testing::ReadFileText(kDeployDir + "/Dockerfile");
   const auto stages = DockerfilePackages(dockerfile);
   ASSERT_EQ(stages.size(), 2u) << "a build stage and the image";
-  const std::string install_deps = ReadFile(kDeployDir + "/../ci/install-deps");
+  const std::string install_deps =
+      flexkit::testing::ReadFileText(kDeployDir + "/../ci/install-deps");
   for (const auto& p : stages[0]) {
     EXPECT_TRUE(std::regex_search(install_deps, std::regex("[ (\n]" + p + "[ \n)]")))
         << p << ": the build stage installs only what ci/install-deps does";

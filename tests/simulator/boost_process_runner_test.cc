@@ -19,13 +19,6 @@ namespace {
 
 using sim::testing::TestDriver;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 bool ProcessAlive(pid_t pid) { return ::kill(pid, 0) == 0; }
 
 TEST(SimulatorProcessRunner, InheritsEnvironmentCwdAndStdinFromDevNull) {
@@ -36,10 +29,12 @@ TEST(SimulatorProcessRunner, InheritsEnvironmentCwdAndStdinFromDevNull) {
   spec.env_overrides = {{"INSPECT_DIR", dir.path()}, {"INSPECT_VALUE", "v=1 2"}};
   ProcessResult r = BoostProcessRunner().Run(spec);
   ASSERT_TRUE(r.exit.ok()) << r.combined;
-  EXPECT_EQ(Slurp(dir.Join("argv")), spec.executable + std::string("\0mount\0\0a b\0", 12));
-  EXPECT_EQ(Slurp(dir.Join("cwd")), std::filesystem::current_path().string() + "\n");
-  EXPECT_EQ(Slurp(dir.Join("stdin")), "/dev/null\n");
-  EXPECT_EQ(Slurp(dir.Join("env")), "v=1 2");
+  EXPECT_EQ(flexkit::testing::ReadFileText(dir.Join("argv")),
+            spec.executable + std::string("\0mount\0\0a b\0", 12));
+  EXPECT_EQ(flexkit::testing::ReadFileText(dir.Join("cwd")),
+            std::filesystem::current_path().string() + "\n");
+  EXPECT_EQ(flexkit::testing::ReadFileText(dir.Join("stdin")), "/dev/null\n");
+  EXPECT_EQ(flexkit::testing::ReadFileText(dir.Join("env")), "v=1 2");
 }
 
 TEST(SimulatorProcessRunner, LeaksNoDescriptorIntoTheDriver) {
@@ -55,7 +50,8 @@ TEST(SimulatorProcessRunner, LeaksNoDescriptorIntoTheDriver) {
   ::close(fds[0]);
   ::close(fds[1]);
   ASSERT_TRUE(r.exit.ok());
-  EXPECT_EQ(Slurp(dir.Join("fds")).find(inode), std::string::npos) << Slurp(dir.Join("fds"));
+  EXPECT_EQ(flexkit::testing::ReadFileText(dir.Join("fds")).find(inode), std::string::npos)
+      << flexkit::testing::ReadFileText(dir.Join("fds"));
 }
 
 // kubelet's drivers start with no signal blocked; a harness that blocks
@@ -196,7 +192,8 @@ TEST(SimulatorProcessRunner, DriverRunsInItsOwnProcessGroup) {
   spec.args = {"-c", "ps -o pgid= -p $$ > " + dir.Join("pgid") + "; echo $$ > " + dir.Join("pid")};
   ProcessResult r = BoostProcessRunner().Run(spec);
   ASSERT_TRUE(r.exit.ok()) << r.combined;
-  std::string pgid = Slurp(dir.Join("pgid")), pid = Slurp(dir.Join("pid"));
+  std::string pgid = flexkit::testing::ReadFileText(dir.Join("pgid")),
+              pid = flexkit::testing::ReadFileText(dir.Join("pid"));
   EXPECT_EQ(std::stol(pgid), std::stol(pid));
   EXPECT_NE(std::stol(pgid), static_cast<long>(::getpgrp()));
   EXPECT_FALSE(ProcessAlive(static_cast<pid_t>(std::stol(pid))));

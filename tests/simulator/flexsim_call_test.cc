@@ -16,13 +16,12 @@
 namespace flexkit::sim {
 namespace {
 
-using flexkit::testing::ProcessResult;
 using flexkit::testing::RunProcess;
 using sim::testing::Flexsim;
 using sim::testing::TestDriver;
 
 struct Call {
-  ProcessResult process;
+  flexkit::testing::ProcessResult process;
   nlohmann::json record;
   const nlohmann::json& verdict() const { return record.at("verdict"); }
 };
@@ -50,24 +49,18 @@ std::string CopyDriver(const std::string& driver_dir, const flexkit::testing::Te
   return dest;
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Nothing of a call outlives it: no process still running the driver, no
 // mount of a flexsim run in our namespace.
 void ExpectNothingLeft(const std::string& needle) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = Slurp(entry.path().string() + "/cmdline");
+    std::string cmdline = flexkit::testing::ReadFileText(entry.path().string() + "/cmdline");
     EXPECT_EQ(cmdline.find(needle), std::string::npos)
         << "process " << name << " left: " << cmdline;
   }
-  EXPECT_EQ(Slurp("/proc/self/mountinfo").find("flexsim-call-"), std::string::npos);
+  EXPECT_EQ(flexkit::testing::ReadFileText("/proc/self/mountinfo").find("flexsim-call-"),
+            std::string::npos);
 }
 
 class SimulatorFlexsimCall : public ::testing::Test {
@@ -115,7 +108,8 @@ TEST_F(SimulatorFlexsimCall, MountHappensInTheNodeNamespaceOnly) {
   ASSERT_EQ(c.record["mounts_added"].size(), 1u) << c.record.dump();
   EXPECT_EQ(c.record["mounts_added"][0]["target"], pod_dir);
   EXPECT_EQ(c.record["mounts_added"][0]["type"], "tmpfs");
-  EXPECT_EQ(Slurp("/proc/self/mountinfo").find(run.path()), std::string::npos);
+  EXPECT_EQ(flexkit::testing::ReadFileText("/proc/self/mountinfo").find(run.path()),
+            std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(pod_dir + "/index.html"));  // it was on the node's tmpfs
 }
 
@@ -257,16 +251,16 @@ TEST_F(SimulatorFlexsimCall, DriverSeesKubeletArgvEnvAndItsOwnNamespace) {
                                     "7", "--env", "INSPECT_DIR=" + dir.path(), "--env",
                                     "INSPECT_VALUE=node-env", "--pod-uid", "u1", "--read-only"});
   ASSERT_EQ(c.process.exit_code, 0) << c.process.out << c.process.err;
-  std::string argv = Slurp(dir.Join("argv"));
+  std::string argv = flexkit::testing::ReadFileText(dir.Join("argv"));
   EXPECT_NE(argv.find(std::string("\0mount\0", 7)), std::string::npos);
   EXPECT_NE(
       argv.find(
           R"({"a\u003cb":"x\u0026y","kubernetes.io/fsType":"","kubernetes.io/mounterArgs.FsGroup":"7","kubernetes.io/pod.name":"pod-1","kubernetes.io/pod.namespace":"default","kubernetes.io/pod.uid":"u1","kubernetes.io/pvOrVolumeName":"vol1","kubernetes.io/readwrite":"ro","kubernetes.io/serviceAccount.name":"default"})"),
       std::string::npos)
       << argv;
-  EXPECT_EQ(Slurp(dir.Join("env")), "node-env");
-  EXPECT_EQ(Slurp(dir.Join("stdin")), "/dev/null\n");
-  EXPECT_NE(Slurp(dir.Join("mntns")),
+  EXPECT_EQ(flexkit::testing::ReadFileText(dir.Join("env")), "node-env");
+  EXPECT_EQ(flexkit::testing::ReadFileText(dir.Join("stdin")), "/dev/null\n");
+  EXPECT_NE(flexkit::testing::ReadFileText(dir.Join("mntns")),
             std::filesystem::read_symlink("/proc/self/ns/mnt").string() + "\n");
   EXPECT_EQ(c.record["env_changes"]["INSPECT_VALUE"], "node-env");
 }
@@ -277,12 +271,15 @@ TEST_F(SimulatorFlexsimCall, SecretsNeverReachTheTranscript) {
   Call c = RunCall("test~inspect", {"mount", "--secret", "password=hunter2", "--env",
                                     "INSPECT_DIR=" + dir.path(), "--transcript", transcript});
   ASSERT_EQ(c.process.exit_code, 0) << c.process.err;
-  EXPECT_NE(Slurp(dir.Join("argv")).find("aHVudGVyMg=="), std::string::npos);  // the driver got it
-  for (const std::string& text : {Slurp(transcript), c.process.out, c.process.err}) {
+  EXPECT_NE(flexkit::testing::ReadFileText(dir.Join("argv")).find("aHVudGVyMg=="),
+            std::string::npos);  // the driver got it
+  for (const std::string& text :
+       {flexkit::testing::ReadFileText(transcript), c.process.out, c.process.err}) {
     EXPECT_EQ(text.find("hunter2"), std::string::npos);
     EXPECT_EQ(text.find("aHVudGVyMg=="), std::string::npos);
   }
-  EXPECT_NE(Slurp(transcript).find("kubernetes.io/secret/password"), std::string::npos);
+  EXPECT_NE(flexkit::testing::ReadFileText(transcript).find("kubernetes.io/secret/password"),
+            std::string::npos);
 }
 
 // A driver that is there but cannot start (its interpreter is missing):
@@ -293,7 +290,7 @@ TEST_F(SimulatorFlexsimCall, DriverThatCannotStartIsAnExecFailure) {
   std::ofstream(dir.Join("x~y/y")) << "#!/nonexistent/interpreter\n";
   std::filesystem::permissions(dir.Join("x~y/y"), std::filesystem::perms::owner_all);
   std::vector<std::string> argv = {Flexsim(), "call", "--driver", dir.Join("x~y/y"), "init"};
-  ProcessResult p = RunProcess(argv);
+  flexkit::testing::ProcessResult p = RunProcess(argv);
   auto record = nlohmann::json::parse(p.out);
   EXPECT_EQ(record["verdict"]["outcome"], "decode_error");
   EXPECT_TRUE(record.contains("spawn_error"));
@@ -309,7 +306,7 @@ class SimulatorFlexsimJudge : public ::testing::Test {
                                      verb,       "--exit-code", std::to_string(exit_code),
                                      "--output", file};
     if (strict) argv.push_back("--strict");
-    ProcessResult p = RunProcess(argv);
+    flexkit::testing::ProcessResult p = RunProcess(argv);
     EXPECT_EQ(p.exit_code, 0) << p.err;
     return p.out;
   }

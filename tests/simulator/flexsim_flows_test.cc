@@ -19,17 +19,9 @@ namespace flexkit::sim {
 namespace {
 
 namespace fs = std::filesystem;
-using flexkit::testing::ProcessResult;
 using flexkit::testing::RunProcess;
 using sim::testing::Flexsim;
 using sim::testing::TestDriver;
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // One recorded call: the verb, the state of its directory argument
 // ("-" when it has none) and its arguments.
@@ -41,7 +33,7 @@ struct Recorded {
 
 std::vector<Recorded> ReadRecord(const std::string& path) {
   std::vector<Recorded> calls;
-  std::istringstream in(Slurp(path));
+  std::istringstream in(flexkit::testing::ReadFileText(path));
   for (std::string line; std::getline(in, line);) {
     std::vector<std::string> fields;
     std::size_t at = 0;
@@ -103,7 +95,7 @@ TEST_P(SimulatorFlows, FlexsimCallMakesExactlyKubeletsCalls) {
   argv.insert(argv.end(), row.args.begin(), row.args.end());
   argv.insert(argv.end(), {"--run-dir", run, "--env", "RECORD_FILE=" + record});
   for (const auto& [k, v] : row.env) argv.push_back(k + "=" + v);
-  ProcessResult p = RunProcess(argv);
+  flexkit::testing::ProcessResult p = RunProcess(argv);
   auto out = nlohmann::json::parse(p.out, nullptr, false);
   ASSERT_FALSE(out.is_discarded()) << p.out << p.err;
 
@@ -302,9 +294,9 @@ TEST(SimulatorFlowsCall, FallbackGetVolumeNameHasNoPodKeysOrSecrets) {
   FLEXKIT_REQUIRE_ROOT();
   flexkit::testing::TempDir dir("flexsim-flows");
   const std::string record = dir.Join("record");
-  ProcessResult p = RunProcess({Flexsim(), "call", "--driver", TestDriver("test~recorder"), "--env",
-                                "RECORD_FILE=" + record, "--env", "REPLY_mount=notsupported",
-                                "--secret", "password=hunter22", "mount"});
+  flexkit::testing::ProcessResult p = RunProcess(
+      {Flexsim(), "call", "--driver", TestDriver("test~recorder"), "--env", "RECORD_FILE=" + record,
+       "--env", "REPLY_mount=notsupported", "--secret", "password=hunter22", "mount"});
   auto calls = ReadRecord(record);
   ASSERT_EQ(calls.size(), 2u) << p.out;
   EXPECT_NE(calls[0].args.at(1).find("kubernetes.io/pod.uid"), std::string::npos);
@@ -321,10 +313,11 @@ TEST(SimulatorFlowsCall, OneCharacterSecretRedactsOnlyWholeValues) {
   FLEXKIT_REQUIRE_ROOT();
   flexkit::testing::TempDir dir("flexsim-flows");
   const std::string transcript = dir.Join("t.json");
-  ProcessResult p = RunProcess({Flexsim(), "call", "--driver", TestDriver("test~recorder"),
-                                "--secret", "pin=b", "--transcript", transcript, "mount"});
+  flexkit::testing::ProcessResult p =
+      RunProcess({Flexsim(), "call", "--driver", TestDriver("test~recorder"), "--secret", "pin=b",
+                  "--transcript", transcript, "mount"});
   ASSERT_EQ(p.exit_code, 0) << p.out << p.err;
-  const std::string t = Slurp(transcript);
+  const std::string t = flexkit::testing::ReadFileText(transcript);
   for (const std::string& text : {t, p.out}) {
     EXPECT_NE(text.find("kubernetes.io/secret/pin\\\":\\\"<redacted>\\\""), std::string::npos)
         << text;
@@ -375,7 +368,8 @@ TEST_P(SimulatorFlowsRun, FlexsimRunMakesExactlyKubeletsCalls) {
     << "  - expectVolume: {volume: data, mountedFor: []}\n"
     << "  - expectSettled: true\n";
   s.close();
-  ProcessResult p = RunProcess({Flexsim(), "run", scenario, "--run-dir", dir.Join("run")});
+  flexkit::testing::ProcessResult p =
+      RunProcess({Flexsim(), "run", scenario, "--run-dir", dir.Join("run")});
   EXPECT_EQ(p.exit_code, 0) << p.err;
   EXPECT_EQ(Shape(ReadRecord(record)), row.calls) << p.err;
 }

@@ -17,18 +17,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using flexkit::testing::BuiltBinary;
-using flexkit::testing::ProcessResult;
 using flexkit::testing::RunProcess;
 using flexkit::testing::TempDir;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<nlohmann::json> Records(const std::string& path) {
   std::vector<nlohmann::json> out;
@@ -48,16 +40,16 @@ class SimulatorRecord : public ::testing::Test {
   std::string Folder() const { return dir.Join("plugins/test~rec"); }
   std::string Exe() const { return Folder() + "/rec"; }
   std::string Log() const { return dir.Join("log/calls.jsonl"); }
-  ProcessResult Flexsim(std::vector<std::string> args) {
+  flexkit::testing::ProcessResult Flexsim(std::vector<std::string> args) {
     args.insert(args.begin(), BuiltBinary("simulator/flexsim"));
     return RunProcess(args);
   }
-  ProcessResult Install() {
+  flexkit::testing::ProcessResult Install() {
     return Flexsim({"record", "install", "--plugin-dir", dir.Join("plugins"), "--driver",
                     "test~rec", "--log", Log()});
   }
   // The installed name run as kubelet runs it: one pipe for stdout and stderr.
-  ProcessResult CallCombined(const std::string& args) {
+  flexkit::testing::ProcessResult CallCombined(const std::string& args) {
     return RunProcess({"/bin/sh", "-c", "\"$0\" " + args + " 2>&1", Exe()});
   }
   TempDir dir;
@@ -65,17 +57,18 @@ class SimulatorRecord : public ::testing::Test {
 
 TEST_F(SimulatorRecord, InstallKeepsTheDriverUnderADotNameAndUninstallPutsItBack) {
   WriteDriver("printf '{\"status\":\"Success\"}\\n'\n");
-  const std::string original = Slurp(Exe());
+  const std::string original = flexkit::testing::ReadFileText(Exe());
   auto r = Install();
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(Slurp(Exe()), Slurp(BuiltBinary("simulator/flexsim-record-shim")));
-  EXPECT_EQ(Slurp(Folder() + "/.rec.real"), original);
+  EXPECT_EQ(flexkit::testing::ReadFileText(Exe()),
+            flexkit::testing::ReadFileText(BuiltBinary("simulator/flexsim-record-shim")));
+  EXPECT_EQ(flexkit::testing::ReadFileText(Folder() + "/.rec.real"), original);
   for (const auto& e : fs::directory_iterator(Folder()))
     EXPECT_TRUE(e.path().filename() == "rec" || e.path().filename().string()[0] == '.')
         << "the prober would see " << e.path() << " appear";
   r = Flexsim({"record", "uninstall", "--plugin-dir", dir.Join("plugins"), "--driver", "test~rec"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(Slurp(Exe()), original);
+  EXPECT_EQ(flexkit::testing::ReadFileText(Exe()), original);
   EXPECT_FALSE(fs::exists(Folder() + "/.rec.real"));
   EXPECT_FALSE(fs::exists(Folder() + "/.rec.record"));
 }
@@ -86,20 +79,20 @@ TEST_F(SimulatorRecord, InstallingTwiceOrOnAMissingDriverChangesNothing) {
   EXPECT_THAT(missing.err, HasSubstr("test~rec/rec"));
   WriteDriver("printf '{\"status\":\"Success\"}\\n'\n");
   ASSERT_EQ(Install().exit_code, 0);
-  const std::string shim = Slurp(Exe());
+  const std::string shim = flexkit::testing::ReadFileText(Exe());
   auto twice = Install();
   EXPECT_EQ(twice.exit_code, 2);
   EXPECT_THAT(twice.err, HasSubstr("already installed"));
-  EXPECT_EQ(Slurp(Exe()), shim);
+  EXPECT_EQ(flexkit::testing::ReadFileText(Exe()), shim);
 }
 
 TEST_F(SimulatorRecord, TheShimPassesOutputAndExitStatusThroughUnchanged) {
   WriteDriver(
       "printf '{\"status\":'; printf 'oops' >&2; printf '\"Failure\"}\\n'; echo tail >&2; "
       "exit 3\n");
-  const ProcessResult direct = CallCombined("mount /x '{}'");
+  const flexkit::testing::ProcessResult direct = CallCombined("mount /x '{}'");
   ASSERT_EQ(Install().exit_code, 0);
-  const ProcessResult shimmed = CallCombined("mount /x '{}'");
+  const flexkit::testing::ProcessResult shimmed = CallCombined("mount /x '{}'");
   EXPECT_EQ(shimmed.exit_code, 3);
   EXPECT_EQ(shimmed.out, direct.out) << "the interleaving of both streams is kept";
   EXPECT_EQ(shimmed.err, "");
@@ -168,7 +161,7 @@ TEST_F(SimulatorRecord, SecretsNeverReachTheLog) {
   const std::string json = "{\"kubernetes.io/secret/password\":\"" + encoded + "\"}";
   auto r = RunProcess({Exe(), "mount", "/x", json});
   EXPECT_THAT(r.out, HasSubstr(raw)) << "the call itself is unchanged";
-  const std::string log = Slurp(Log());
+  const std::string log = flexkit::testing::ReadFileText(Log());
   EXPECT_THAT(log, Not(HasSubstr(raw)));
   EXPECT_THAT(log, Not(HasSubstr(encoded)));
   EXPECT_THAT(log, HasSubstr("flexsim-redacted"));
@@ -183,7 +176,7 @@ const char* kCurrentCalls[] = {
 
 class SimulatorShapes : public ::testing::Test {
  protected:
-  ProcessResult Check(const std::vector<std::string>& lines) {
+  flexkit::testing::ProcessResult Check(const std::vector<std::string>& lines) {
     std::ofstream out(dir.Join("log.jsonl"));
     for (const auto& l : lines) out << l << "\n";
     out.close();

@@ -15,7 +15,6 @@ namespace flexkit::sim {
 namespace {
 
 namespace fs = std::filesystem;
-using flexkit::testing::ProcessResult;
 using flexkit::testing::RunProcess;
 using sim::testing::Flexsim;
 
@@ -23,31 +22,27 @@ std::string Scenario(const std::string& name) {
   return std::string(FLEXKIT_SOURCE_DIR) + "/tests/data/scenarios/" + name;
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Mounts in our namespace, processes whose cmdline and loop devices whose
 // backing file mention the run dir.
 void ExpectNothingLeft(const std::string& run_dir) {
-  EXPECT_EQ(Slurp("/proc/self/mountinfo").find(run_dir), std::string::npos);
+  EXPECT_EQ(flexkit::testing::ReadFileText("/proc/self/mountinfo").find(run_dir),
+            std::string::npos);
   std::error_code ec;
   for (const auto& dev : fs::directory_iterator("/sys/block", ec)) {
-    std::string backing = Slurp(dev.path().string() + "/loop/backing_file");
+    std::string backing =
+        flexkit::testing::ReadFileText(dev.path().string() + "/loop/backing_file");
     EXPECT_EQ(backing.find(run_dir), std::string::npos) << dev.path() << " still attached";
   }
   for (const auto& entry : fs::directory_iterator("/proc")) {
     std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    EXPECT_EQ(Slurp(entry.path().string() + "/cmdline").find(run_dir), std::string::npos)
+    EXPECT_EQ(flexkit::testing::ReadFileText(entry.path().string() + "/cmdline").find(run_dir),
+              std::string::npos)
         << "process " << name << " outlived the run";
   }
 }
 
-ProcessResult RunFlexsim(const std::vector<std::string>& args) {
+flexkit::testing::ProcessResult RunFlexsim(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {Flexsim()};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunProcess(argv);
@@ -62,11 +57,11 @@ TEST_P(SimulatorScenario, PassesAndLeavesNothingBehind) {
   flexkit::testing::TempDir dir("flexsim-scenario");
   const std::string run_dir = dir.Join("run");
   const std::string transcript = dir.Join("transcript.json");
-  ProcessResult p =
+  flexkit::testing::ProcessResult p =
       RunFlexsim({"run", Scenario(GetParam()), "--run-dir", run_dir, "--transcript", transcript});
   EXPECT_EQ(p.exit_code, 0) << p.err;
   EXPECT_NE(p.err.find("PASS"), std::string::npos) << p.err;
-  auto j = nlohmann::json::parse(Slurp(transcript));
+  auto j = nlohmann::json::parse(flexkit::testing::ReadFileText(transcript));
   EXPECT_FALSE(j.empty());
   ExpectNothingLeft(run_dir);
 }
@@ -99,7 +94,7 @@ TEST_F(SimulatorRunCli, FailingExpectationFailsTheRunWithTheStep) {
       << "      metadata: {name: p}\n"
       << "      spec: {nodeName: n1, volumes: [{name: v, flexVolume: {driver: k8s/dummy}}]}\n"
       << "  - expectVolume: {volume: v, mountedFor: []}\n";
-  ProcessResult p = RunFlexsim({"run", scenario, "--quiet"});
+  flexkit::testing::ProcessResult p = RunFlexsim({"run", scenario, "--quiet"});
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_NE(p.err.find("step 2"), std::string::npos) << p.err;
   EXPECT_NE(p.err.find("mountedFor [default/p], expected []"), std::string::npos) << p.err;
@@ -129,7 +124,8 @@ TEST_F(SimulatorRunCli, UnknownKeysAreRefusedWithFileAndLineBeforeAnythingRuns) 
        "s.yaml:8: unknown step \"expectMounted\""}};
   for (const auto& c : cases) {
     std::ofstream(dir_.Join("s.yaml")) << c.text;
-    ProcessResult p = RunFlexsim({"run", dir_.Join("s.yaml"), "--transcript", dir_.Join("t.json")});
+    flexkit::testing::ProcessResult p =
+        RunFlexsim({"run", dir_.Join("s.yaml"), "--transcript", dir_.Join("t.json")});
     EXPECT_EQ(p.exit_code, 2) << c.text;
     EXPECT_NE(p.err.find(c.error), std::string::npos) << p.err;
     EXPECT_EQ(p.err.find("step 1"), std::string::npos) << "nothing ran: " << p.err;
@@ -149,7 +145,7 @@ TEST_F(SimulatorRunCli, BrokenDriverNeverGetsLoaded) {
       << "      spec: {nodeName: n1, volumes: [{name: v, flexVolume: {driver: k8s/dummy}}]}\n"
       << "  - expectVolume: {volume: v, mountedFor: []}\n"
       << "  - expectCalls: {verb: mount, count: 0}\n";
-  ProcessResult p = RunFlexsim(
+  flexkit::testing::ProcessResult p = RunFlexsim(
       {"run", scenario, "--quiet", "--driver", sim::testing::TestDriver("test~echo-ne")});
   EXPECT_EQ(p.exit_code, 0) << p.err;
 }
@@ -162,12 +158,12 @@ TEST_F(SimulatorRunCli, ApplyMountsEveryPodVolume) {
       << "---\nkind: Pod\nmetadata: {name: b}\n"
       << "spec: {nodeName: n2, volumes: [{name: v, flexVolume: {driver: k8s/dummy}}]}\n";
   const std::string run_dir = dir_.Join("run");
-  ProcessResult p =
+  flexkit::testing::ProcessResult p =
       RunFlexsim({"apply", manifest, "--driver", sim::testing::TestDriver("k8s~dummy"), "--run-dir",
                   run_dir, "--transcript", dir_.Join("t.json")});
   EXPECT_EQ(p.exit_code, 0) << p.err;
   int mounts = 0;
-  for (const auto& e : nlohmann::json::parse(Slurp(dir_.Join("t.json")))) {
+  for (const auto& e : nlohmann::json::parse(flexkit::testing::ReadFileText(dir_.Join("t.json")))) {
     if (e.value("verb", "") == "mount" && e["verdict"]["outcome"] == "success") ++mounts;
   }
   EXPECT_EQ(mounts, 2);
@@ -179,7 +175,7 @@ TEST_F(SimulatorRunCli, ApplyFailsWhenAVolumeCannotMount) {
   std::ofstream(manifest)
       << "kind: Pod\nmetadata: {name: a}\n"
       << "spec: {nodeName: n1, volumes: [{name: v, flexVolume: {driver: test/failure-exit1}}]}\n";
-  ProcessResult p = RunFlexsim(
+  flexkit::testing::ProcessResult p = RunFlexsim(
       {"apply", manifest, "--quiet", "--driver", sim::testing::TestDriver("test~failure-exit1")});
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_NE(p.err.find("not mounted: [default/a:v]"), std::string::npos) << p.err;
@@ -188,7 +184,7 @@ TEST_F(SimulatorRunCli, ApplyFailsWhenAVolumeCannotMount) {
 // The SDK's sample driver (built with these tests: a dependency).
 TEST_F(SimulatorRunCli, FlexkitTmpfsPodLifecycle) {
   const std::string tmpfs = flexkit::testing::BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs");
-  std::string scenario = Slurp(Scenario("pod_lifecycle.yaml"));
+  std::string scenario = flexkit::testing::ReadFileText(Scenario("pod_lifecycle.yaml"));
   // The same scenario with the SDK driver's name and without dummy's index.html.
   std::string out;
   std::istringstream lines(scenario);
@@ -199,8 +195,9 @@ TEST_F(SimulatorRunCli, FlexkitTmpfsPodLifecycle) {
     out += line + "\n";
   }
   std::ofstream(dir_.Join("tmpfs.yaml")) << out;
-  ProcessResult p = RunFlexsim({"run", dir_.Join("tmpfs.yaml"), "--quiet", "--driver", tmpfs,
-                                "--driver-name", "flexkit/tmpfs"});
+  flexkit::testing::ProcessResult p =
+      RunFlexsim({"run", dir_.Join("tmpfs.yaml"), "--quiet", "--driver", tmpfs, "--driver-name",
+                  "flexkit/tmpfs"});
   EXPECT_EQ(p.exit_code, 0) << p.err;
 }
 

@@ -20,13 +20,6 @@
 namespace flexkit::sim {
 namespace {
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Runs `spec` with its stdout to a file; returns what it wrote.
 std::string OutputOf(LaunchSpec spec) {
   flexkit::testing::TempDir dir{"launch"};
@@ -40,7 +33,7 @@ std::string OutputOf(LaunchSpec spec) {
   int status = 0;
   EXPECT_EQ(::waitpid(child.pid, &status, 0), child.pid);
   EXPECT_EQ(WEXITSTATUS(status), 0);
-  return ReadAll(path);
+  return flexkit::testing::ReadFileText(path);
 }
 
 TEST(Launch, TheChildHasItsOwnGroupAndTheEnvironmentOverrides) {

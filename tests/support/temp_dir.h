@@ -19,6 +19,10 @@ class TempDir {
   std::string path_;
 };
 
+// The whole content of the file at `path` (bytes as they are), or "" when
+// it cannot be read.
+std::string ReadFileText(const std::string& path);
+
 // True when the tests run as root (mounts and loop devices are possible).
 bool IsRoot();
 

@@ -412,11 +412,6 @@ TEST_F(ConvoyDriverIntegration, LargestPossibleOptionValueIsHandled) {
 
 // --- Against stock Convoy v0.5.2 (convoy-fake --api stock) ---
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 TEST_F(ConvoyDriverIntegration, StockVfsAttachModeLifecycle) {
   StartHost("node-a", "attach", "stock");
   const json opts = Options("pv-vfs", {{"convoyDriver", "vfs"}});
@@ -424,10 +419,12 @@ TEST_F(ConvoyDriverIntegration, StockVfsAttachModeLifecycle) {
   const std::string g = Global("node-a", "pv-vfs");
   // The driver bound the volume's own directory there.
   EXPECT_EQ(InHost("node-a", "echo data > " + g + "/f && cat " + g + "/f").out, "data\n");
-  EXPECT_EQ(Slurp(Path("vfs/pv-vfs/f")), "data\n");
-  EXPECT_THAT(Slurp(Path("driver.log")), HasSubstr("is stock Convoy v0.5.2"));
+  EXPECT_EQ(flexkit::testing::ReadFileText(Path("vfs/pv-vfs/f")), "data\n");
+  EXPECT_THAT(flexkit::testing::ReadFileText(Path("driver.log")),
+              HasSubstr("is stock Convoy v0.5.2"));
   TearDownVolume("node-a", "pv-vfs", opts);
-  EXPECT_EQ(Slurp(Path("vfs/pv-vfs/f")), "data\n") << "detach (ReferenceOnly) must keep the data";
+  EXPECT_EQ(flexkit::testing::ReadFileText(Path("vfs/pv-vfs/f")), "data\n")
+      << "detach (ReferenceOnly) must keep the data";
 }
 
 TEST_F(ConvoyDriverIntegration, StockVfsReadOnlyIsEnforced) {

@@ -24,7 +24,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 std::string CrashDriver() { return BuiltBinary("tests/driver/sdk/flexkit-crash-driver"); }
-std::string TmpfsDriver() { return BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs"); }
+std::string TmpfsBinary() { return BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs"); }
 
 // Exactly one JSON document, newline-terminated, on stdout; nothing on stderr.
 nlohmann::json OneReply(const ProcessResult& r) {
@@ -84,13 +84,13 @@ TEST(ExecDriver, NoiseFromLibrariesAndChildrenNeverReachesKubelet) {
 }
 
 TEST(ExecDriver, NoArgumentsIsAFailure) {
-  ProcessResult r = RunProcess({TmpfsDriver()});
+  ProcessResult r = RunProcess({TmpfsBinary()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(OneReply(r).at("status"), "Failure");
 }
 
 TEST(ExecDriver, InitReplyIsExact) {
-  ProcessResult r = RunProcess({TmpfsDriver(), "init"});
+  ProcessResult r = RunProcess({TmpfsBinary(), "init"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out,
             "{\"status\":\"Success\",\"capabilities\":{\"attach\":false,\"selinuxRelabel\":true,"
@@ -99,13 +99,13 @@ TEST(ExecDriver, InitReplyIsExact) {
 }
 
 TEST(ExecDriver, UnknownVerbIsNotSupportedExitZero) {
-  ProcessResult r = RunProcess({TmpfsDriver(), "frobnicate", "x"});
+  ProcessResult r = RunProcess({TmpfsBinary(), "frobnicate", "x"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "{\"status\":\"Not supported\"}\n");
 }
 
 TEST(ExecDriver, AttachOfANonAttachableDriverIsNotSupported) {
-  ProcessResult r = RunProcess({TmpfsDriver(), "attach", "{}", "node-1"});
+  ProcessResult r = RunProcess({TmpfsBinary(), "attach", "{}", "node-1"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "{\"status\":\"Not supported\"}\n");
 }
@@ -115,7 +115,7 @@ TEST(ExecDriver, SecretsNeverAppearInRepliesOrLogs) {
   const std::string log = dir.Join("driver.log");
   // An invalid size makes mount fail after the secrets were decoded.
   const std::string json = R"({"kubernetes.io/secret/password":"aHVudGVyMg==","size":"hunter2"})";
-  ProcessResult r = RunProcess({TmpfsDriver(), "mount", dir.Join("vol"), json},
+  ProcessResult r = RunProcess({TmpfsBinary(), "mount", dir.Join("vol"), json},
                                WithEnv("FLEXKIT_TMPFS_LOG", log));
   EXPECT_EQ(r.exit_code, 1);
   OneReply(r);
@@ -130,14 +130,14 @@ TEST(ExecDriver, SecretsNeverAppearInRepliesOrLogs) {
 
 TEST(ExecDriver, UnwritableLogFileDoesNotBreakTheReply) {
   ProcessResult r =
-      RunProcess({TmpfsDriver(), "init"}, WithEnv("FLEXKIT_TMPFS_LOG", "/nonexistent/dir/x.log"));
+      RunProcess({TmpfsBinary(), "init"}, WithEnv("FLEXKIT_TMPFS_LOG", "/nonexistent/dir/x.log"));
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(OneReply(r).at("status"), "Success");
 }
 
 TEST(ExecDriver, ClosedStdoutStillExitsWithTheRightCode) {
   ProcessResult r =
-      RunProcess({"/bin/sh", "-c", "\"$0\" frobnicate >&-; echo rc=$?", TmpfsDriver()});
+      RunProcess({"/bin/sh", "-c", "\"$0\" frobnicate >&-; echo rc=$?", TmpfsBinary()});
   EXPECT_EQ(r.out, "rc=0\n");
 }
 
