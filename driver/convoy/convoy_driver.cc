@@ -30,7 +30,7 @@ DriverStatus Guarded(const std::string& what, Body body) {
   try {
     return body();
   } catch (const std::exception& e) {
-    flexvolume::Log().warn("{}: {}", what, e.what());
+    flexvolume::LogWarn(what + ": " + e.what());
     return Fail(what + ": " + e.what());
   }
 }
@@ -134,10 +134,9 @@ Api ConvoyDriver::ApiOf(ConvoyClient& client) {
   }
   const ApiProbe probe = client.ProbeApi();
   if (probe.kind == ApiProbe::Kind::kUnknown) {
-    flexvolume::Log().warn(
-        "{}: cannot tell stock Convoy from one with the Kubernetes extensions ({}); assuming the "
-        "extensions until a mount shows otherwise",
-        endpoint, probe.evidence);
+    flexvolume::LogWarn(
+        endpoint + ": cannot tell stock Convoy from one with the Kubernetes extensions (" +
+        probe.evidence + "); assuming the extensions until a mount shows otherwise");
     return apis_[endpoint] = Api::kExtended;
   }
   const Api api = probe.kind == ApiProbe::Kind::kStock ? Api::kStock : Api::kExtended;
@@ -148,16 +147,17 @@ Api ConvoyDriver::ApiOf(ConvoyClient& client) {
 void ConvoyDriver::RememberApi(ConvoyClient& client, Api api, const std::string& why) {
   const std::string endpoint = client.Endpoint();
   apis_[endpoint] = api;
-  flexvolume::Log().info(
-      "{} is {} (api auto, kept until the daemon restarts): {}", endpoint,
-      api == Api::kStock ? "stock Convoy v0.5.2" : "Convoy with the Kubernetes extensions", why);
+  flexvolume::LogInfo(
+      endpoint + " is " +
+      (api == Api::kStock ? "stock Convoy v0.5.2" : "Convoy with the Kubernetes extensions") +
+      " (api auto, kept until the daemon restarts): " + why);
   const std::string instance = client.DaemonInstance();
   if (instance.empty()) return;
   try {
     daemon_apis_.Put({KeyOf(endpoint)}, endpoint + "\n" + instance + " " + ApiName(api));
   } catch (const std::exception& e) {
-    flexvolume::Log().warn("{}: cannot keep its API in {}: {}", endpoint, config_.state_dir,
-                           e.what());
+    flexvolume::LogWarn(endpoint + ": cannot keep its API in " + config_.state_dir + ": " +
+                        e.what());
   }
 }
 
@@ -403,8 +403,8 @@ void ConvoyDriver::EnsureMounted(ConvoyClient& client, const VolumeSpec& spec,
     try {
       UnmountAt(client, dir);
     } catch (const std::exception& e) {
-      flexvolume::Log().warn("mount {} at {}: undoing the wrong mount: {}", spec.name, dir,
-                             e.what());
+      flexvolume::LogWarn("mount " + spec.name + " at " + dir +
+                          ": undoing the wrong mount: " + e.what());
     }
   }
   throw std::runtime_error(difference);
@@ -441,7 +441,7 @@ bool ConvoyDriver::MountStockVfs(ConvoyClient& client, const VolumeSpec& spec,
     try {
       client.Umount(spec.name);
     } catch (const std::exception& e) {
-      flexvolume::Log().warn("mount {}: umount after a failed bind mount: {}", spec.name, e.what());
+      flexvolume::LogWarn("mount " + spec.name + ": umount after a failed bind mount: " + e.what());
     }
     throw;
   }
@@ -611,8 +611,8 @@ DriverStatus ConvoyDriver::Mount(const std::string& dir, const Options& opts) {
             try {
               client->Delete(spec.name, /*reference_only=*/true);
             } catch (const std::exception& e) {
-              flexvolume::Log().warn("mount {}: detach after failed mount: {}", spec.name,
-                                     e.what());
+              flexvolume::LogWarn("mount " + spec.name +
+                                  ": detach after failed mount: " + e.what());
             }
           }
           throw;

@@ -49,7 +49,7 @@ void ExecDriver(Driver& driver, int argc, char** argv, const ExecConfig& config)
   const bool quiet =
       !args.empty() && (args[0] == "init" || args[0] == "getvolumename" || args[0] == "isattached");
   const auto started = std::chrono::steady_clock::now();
-  if (!quiet) Log().info("call: {}", DescribeCall(args));
+  if (!quiet) LogInfo("call: " + DescribeCall(args));
   const DriverStatus reply = Dispatch(driver, args, config.dispatch);
   const std::string text = RenderReply(reply);
   const int exit_code = ExitCodeFor(reply);
@@ -57,9 +57,10 @@ void ExecDriver(Driver& driver, int argc, char** argv, const ExecConfig& config)
     const auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::steady_clock::now() - started)
                                 .count();
-    Log().info("{} replied after {} ms, exit {}: {}", args.empty() ? "(no verb)" : args[0],
-               elapsed_ms, exit_code, std::string_view(text).substr(0, text.size() - 1));
-    Log().flush();
+    LogInfo((args.empty() ? std::string("(no verb)") : args[0]) + " replied after " +
+            std::to_string(elapsed_ms) + " ms, exit " + std::to_string(exit_code) + ": " +
+            text.substr(0, text.size() - 1));
+    FlushLog();
   }
 
   if (ClaimReply(exit_code)) {

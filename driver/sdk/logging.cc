@@ -1,5 +1,6 @@
 #include "driver/sdk/logging.h"
 
+#include <spdlog/logger.h>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/sinks/syslog_sink.h>
@@ -37,10 +38,24 @@ class RedactingSink final : public spdlog::sinks::sink {
 };
 
 std::mutex g_mu;
-std::optional<LogConfig> g_pending;        // set by InitLogging, opened by Log()
+std::optional<LogConfig> g_pending;        // set by InitLogging, opened by Logger()
 std::shared_ptr<spdlog::logger> g_logger;  // guarded by g_mu
-// Replaced loggers stay alive: Log() hands out references.
+// Replaced loggers stay alive: Logger() hands out references.
 std::vector<std::shared_ptr<spdlog::logger>> g_retired;
+
+spdlog::level::level_enum SpdlogLevel(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug:
+      return spdlog::level::debug;
+    case LogLevel::kInfo:
+      return spdlog::level::info;
+    case LogLevel::kWarn:
+      return spdlog::level::warn;
+    case LogLevel::kError:
+      return spdlog::level::err;
+  }
+  return spdlog::level::info;
+}
 
 std::shared_ptr<spdlog::logger> NullLogger() {
   return std::make_shared<spdlog::logger>("flexvolume",
@@ -66,22 +81,15 @@ std::shared_ptr<spdlog::logger> OpenLogger(const LogConfig& config) {
   auto logger = sinks.empty()
                     ? NullLogger()
                     : std::make_shared<spdlog::logger>(config.ident, sinks.begin(), sinks.end());
-  logger->set_level(config.level);
+  logger->set_level(SpdlogLevel(config.level));
   logger->flush_on(spdlog::level::info);
   // spdlog's default error handler prints to stderr, which is protocol.
   logger->set_error_handler([](const std::string&) {});
   return logger;
 }
 
-}  // namespace
-
-void InitLogging(const LogConfig& config) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (g_logger) g_retired.push_back(std::move(g_logger));
-  g_pending = config;
-}
-
-spdlog::logger& Log() {
+// The process logger; discards everything when no destination is set.
+spdlog::logger& Logger() {
   std::lock_guard<std::mutex> lock(g_mu);
   if (!g_logger) {
     if (g_pending) {
@@ -93,5 +101,20 @@ spdlog::logger& Log() {
   }
   return *g_logger;
 }
+
+}  // namespace
+
+void InitLogging(const LogConfig& config) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_logger) g_retired.push_back(std::move(g_logger));
+  g_pending = config;
+}
+
+void LogLine(LogLevel level, std::string_view message) {
+  // The message is logged as it is, never read as a format string.
+  Logger().log(SpdlogLevel(level), "{}", message);
+}
+
+void FlushLog() { Logger().flush(); }
 
 }  // namespace flexvolume
