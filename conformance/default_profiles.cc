@@ -72,7 +72,7 @@ DriverProfile BundledStockConvoyProfile(const std::string& flexconform_dir) {
   p.fs_types = {"ext4"};  // v0.5.2 formats EBS volumes as ext4 only
   // B's attach must take the volume from A's stopped instance: v0.5.2 has
   // no detach-before-attach, so the driver can only answer a Failure that
-  // says so (and does: convoy_integration_test StockTakeOverIsAFailureNotAHang).
+  // says so (and does: convoy_driver_integration_test StockTakeOverIsAFailureNotAHang).
   for (const char* who : {"controller-inline", "kubelet-rwo-pv", "kubelet-inline"}) {
     p.skip[std::string("failover/crash-reschedule-") + who] =
         "stock Convoy v0.5.2 cannot take an EBS volume over from another instance (no "

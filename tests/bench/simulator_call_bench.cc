@@ -84,8 +84,9 @@ void BM_HarnessCall(benchmark::State& state) {
 }
 BENCHMARK(BM_HarnessCall)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-// The figure the issue asks for: both kinds of call alternated in one loop,
-// so that load from other processes hits them alike; medians as counters.
+// The harness's overhead over a raw spawn: both kinds of call alternated in
+// one loop, so that load from other processes hits them alike; medians as
+// counters.
 void BM_OverheadOverRawSpawn(benchmark::State& state) {
   using Clock = std::chrono::steady_clock;
   BoostProcessRunner runner;

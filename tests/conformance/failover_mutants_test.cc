@@ -20,7 +20,7 @@ using flexkit::testing::WithFaultCases;
 struct FailoverMutant {
   std::string defect;
   std::vector<std::string>
-      failing;  // exactly these [failover]/[faults] cases FAIL; the others PASS
+      failing;  // exactly these FAIL; the mount-only cases SKIP, the others PASS
 };
 
 void PrintTo(const FailoverMutant& m, std::ostream* os) { *os << m.defect; }

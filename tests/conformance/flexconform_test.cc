@@ -176,7 +176,7 @@ TEST(Flexconform, TmpfsPassesEverySequence) {
 
 TEST(Flexconform, BundledConvoyPassesEverySequenceOnTheFake) {
   FLEXKIT_REQUIRE_ROOT();
-  // attachable, one node, two pods: 6 states, 35 sequences at depth 4.
+  // Attachable, two pods on each node: 110 sequences at depth 4.
   ExpectSequencesPass({}, 110);  // the bundled profile has two nodes
 }
 

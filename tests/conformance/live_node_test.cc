@@ -70,7 +70,7 @@ TEST(LiveNodeCatalog, EveryTaggedNameIsACaseAndNoneCrashesCutsOffOrNeedsTwoNodes
   }
   for (const auto& name : LiveNodeCases())
     EXPECT_TRUE(names.count(name)) << name << " is in LiveNodeCases but not in the catalog";
-  // Crash the node (and the agent on it), or hang its backend.
+  // These crash the node (and the agent on it) or hang its backend.
   for (const char* unsafe : {"teardown/unmount-after-node-crash", "failure/backend-unreachable"})
     EXPECT_FALSE(LiveNodeCases().count(unsafe)) << unsafe;
   EXPECT_TRUE(LiveNodeCases().count("lifecycle/mount-only"));

@@ -77,7 +77,7 @@ TEST_F(RecordAndReplay, ReplayAgainstTheSameDriverHasNoDifference) {
   EXPECT_THAT(r.out, HasSubstr(", 0 differences"));
 }
 
-TEST_F(RecordAndReplay, ReplayAgainstAnotherDriverNamesEachDifference) {
+TEST_F(RecordAndReplay, ReplayAgainstAnotherDriverNamesTheDifference) {
   auto r = Replay(BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs"));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("attach: recorded success, replayed not_supported"));

@@ -77,8 +77,8 @@ TEST(Reports, JsonCarriesTheSchemaVersionToolRunAndCounts) {
       "warned":1,"skipped":1,"errors":0,"flaky":0})"));
 }
 
-// A worker's result, a merged shard and a baseline come back from JSON
-// as they went in.
+// Workers, merged shards and baselines all read results back from JSON, so
+// a result must come back as it went in.
 TEST(Reports, ACaseResultSurvivesTheJsonRoundTrip) {
   CaseResult r = Sample().results[1];
   r.tags = {"secrets", "root"};
@@ -158,7 +158,7 @@ TEST(Reports, EveryFindingIsShownAndDistinctRulesCounted) {
   a.name = "readonly/a";
   AddFinding(a, {Grade::kFail, "F1", "mount: stray stderr"});
   AddFinding(a, {Grade::kFail, "F18", "writable although ro"});
-  AddFinding(a, {Grade::kFail, "F1", "mount: stray stderr"});  // the same once
+  AddFinding(a, {Grade::kFail, "F1", "mount: stray stderr"});  // a repeat is kept once
   CaseResult b;
   b.name = "lifecycle/b";
   AddFinding(b, {Grade::kFail, "F1", "mount: stray stderr again"});

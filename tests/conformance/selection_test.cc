@@ -34,7 +34,7 @@ TEST(Selection, FocusMatchesNamesAndTags) {
   EXPECT_EQ(Names(Select(cases, s)), (std::vector<std::string>{"protocol/a"}));
 }
 
-TEST(Selection, SkipRemovesAfterFocus) {
+TEST(Selection, SkipRemovesMatchingNamesAndTags) {
   auto cases = Cases();
   Selection s;
   s.skip = "secrets/d|lifecycle";

@@ -66,7 +66,8 @@ TEST_F(FakesCloudApi, MalformedBodiesAndUnknownRoutesChangeNothing) {
   EXPECT_TRUE(Call("GET", "/admin/state").second["Volumes"].empty());
 }
 
-// Texts of a library, never of a request: nlohmann's, the C++ library's.
+// Texts only a library writes (nlohmann's, the C++ library's): a reply must
+// say what is wrong with the request instead.
 void ExpectNoLibraryText(const std::string& what, const std::string& body) {
   for (const char* text : {"json.exception", "type_error", "parse_error", "out_of_range",
                            "basic_string", "stoi", "what()", "filesystem error"}) {

@@ -193,7 +193,8 @@ TEST_F(FakesDaemonApi, MalformedJsonChangesNothingAndServingGoesOn) {
   EXPECT_EQ("{}", Call("GET", "/v1/volumes/list").body);
 }
 
-// Texts of a library, never of a request: nlohmann's, the C++ library's.
+// Texts only a library writes (nlohmann's, the C++ library's): a reply must
+// say what is wrong with the request instead.
 void ExpectNoLibraryText(const std::string& what, const std::string& body) {
   for (const char* text : {"json.exception", "type_error", "parse_error", "out_of_range",
                            "basic_string", "stoi", "stoul", "what()", "filesystem error"}) {
@@ -289,7 +290,7 @@ TEST_F(FakesDaemonApi, GeneratedNamesAreVolumeDash16Hex) {
   EXPECT_TRUE(std::regex_match(name, std::regex("volume-[0-9a-f]{16}"))) << name;
 }
 
-TEST_F(FakesDaemonApi, MetadataIsWrittenAtomicallyAndSurvivesARestart) {
+TEST_F(FakesDaemonApi, MetadataSurvivesAKillAndARestart) {
   Start();
   ASSERT_EQ(200, Call("POST", "/v1/volumes/create", std::string(R"({"Name":"keep"})")).status);
   ASSERT_EQ(200, Call("POST", "/v1/volumes/mount", std::string(R"({"VolumeName":"keep"})")).status);

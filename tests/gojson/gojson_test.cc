@@ -269,8 +269,9 @@ TEST(GoJsonMarshalIndent, TabsAndGoEscaping) {
 
 // --- properties ---
 
-// Marshal always yields valid JSON, and what it decodes to is a fixpoint:
-// once invalid UTF-8 has become U+FFFD, encoding and decoding lose nothing.
+// GoQuote (a string as json.Marshal writes it) always yields valid JSON, and
+// what it decodes to is a fixpoint: once invalid UTF-8 has become U+FFFD,
+// encoding and decoding lose nothing.
 RC_GTEST_PROP(GoJsonProperty, QuotedTextIsValidAndItsDecodingAFixpoint, (std::string value)) {
   std::string once = GoQuote(value, GoEscapeStyle::kGo122);
   RC_ASSERT(GoJsonSyntaxError(once) == std::nullopt);

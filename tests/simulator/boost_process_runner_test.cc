@@ -21,7 +21,7 @@ using sim::testing::TestDriver;
 
 bool ProcessAlive(pid_t pid) { return ::kill(pid, 0) == 0; }
 
-TEST(SimulatorProcessRunner, InheritsEnvironmentCwdAndStdinFromDevNull) {
+TEST(SimulatorProcessRunner, PassesArgvEnvOverridesCwdAndStdinFromDevNull) {
   flexkit::testing::TempDir dir("flexsim-runner");
   ProcessSpec spec;
   spec.executable = TestDriver("test~inspect");

@@ -304,7 +304,7 @@ TEST_F(SimulatorController, ForceDetachWaitsFromWhenTheVolumeWasLastWanted) {
   clock_.Advance(std::chrono::minutes(1));
   c.Reconcile();
   EXPECT_EQ(calls_["detach"], 1);
-  // The node status is updated before the detach call.
+  // The detach also took the volume out of the node's status.
   EXPECT_TRUE(state_.node_status["node-a"].volumes_attached.empty());
 }
 

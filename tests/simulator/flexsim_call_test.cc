@@ -69,7 +69,7 @@ class SimulatorFlexsimCall : public ::testing::Test {
 };
 
 // Command lines: what kubelet would never run, or a judge of nothing, is
-// a usage error (exit 2), never a verdict; every program has --version.
+// a usage error (exit 2), never a verdict; --version prints flexsim's version.
 TEST_F(SimulatorFlexsimCall, UsageErrorsExitTwoAndAreNeverJudged) {
   flexkit::testing::TempDir dir("flexsim-usage");
   auto missing = RunDriver(dir.Join("vendor~none/none"), {"init"});
@@ -313,7 +313,7 @@ class SimulatorFlexsimJudge : public ::testing::Test {
   flexkit::testing::TempDir dir_{"flexsim-judge"};
 };
 
-TEST_F(SimulatorFlexsimJudge, PrintsOneObjectWithTheIssueKeysInOrder) {
+TEST_F(SimulatorFlexsimJudge, PrintsOneObjectWithTheVerdictKeysInOrder) {
   EXPECT_EQ(
       Judge(R"({"status":"Success","capabilities":{"attach":false}})", 0, false),
       R"({"outcome":"success","status":"Success","message":"","device":"","attached":false,"volumeName":"","capabilities":{"attach":false,"selinuxRelabel":true,"supportsMetrics":false,"fsGroup":true,"requiresFSResize":true},"error":null})"

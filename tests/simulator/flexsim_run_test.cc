@@ -1,6 +1,6 @@
 // The real flexsim binary running the scenario files of tests/data/scenarios
-// against the test drivers (and, once built, the SDK's flexkit-tmpfs), and
-// `flexsim apply`. Each run leaves no process, mount or file behind.
+// against the test drivers (and the SDK's flexkit-tmpfs), and `flexsim apply`.
+// A scenario run and an apply leave no process, mount or loop device behind.
 #include <gtest/gtest.h>
 
 #include <filesystem>

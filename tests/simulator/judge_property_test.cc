@@ -1,6 +1,6 @@
 // Properties of judging (RapidCheck): whitespace around a valid reply never
 // changes the verdict; any trailing non-space byte makes it a decode error;
-// the case of the keys never changes the verdict.
+// the case of the top-level keys never changes the outcome or the error.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -69,7 +69,7 @@ RC_GTEST_PROP(SimulatorJudgeProperty, TrailingNonSpaceByteIsDecodeError, ()) {
 
 RC_GTEST_PROP(SimulatorJudgeProperty, KeyCaseNeverChangesOutcome, ()) {
   Reply r = *ValidReply();
-  // Upper-case every key (keys are the strings followed by ':').
+  // Upper-case every top-level key; the keys inside capabilities keep their case.
   nlohmann::json j = nlohmann::json::parse(r.text);
   nlohmann::json upper;
   for (auto& [k, v] : j.items()) {

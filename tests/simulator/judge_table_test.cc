@@ -87,7 +87,10 @@ std::vector<Row> Rows() {
   add("status_with_unicode", R"({"status":"Succès"})", 0,
       Fail("Succès", "mount command failed, status: Succès, reason: "));
 
-  // Exit status and status must agree (decision table rows).
+  // How the exit status combines with the reply (decision table rows): Success
+  // needs exit 0; Not supported and Failure stand whatever the exit; no JSON is
+  // a decode error whatever the exit; kubelet's timeout is "timeout" unless the
+  // driver still replied and exited 0.
   add("success_exit_1_is_exec_error", S, 1, Fail("Success", "exit status 1"));
   add("success_exit_2_is_exec_error", S, 2, Fail("Success", "exit status 2"));
   add("success_exit_255", S, 255, Fail("Success", "exit status 255"));

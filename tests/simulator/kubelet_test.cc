@@ -214,7 +214,7 @@ TEST_P(SimulatorKubeletFallback, KubeletDoesTheVerbItself) {
   EXPECT_TRUE(fs().Mounts().empty());
   EXPECT_FALSE(fs().PathExists(PodDir("p")));
   EXPECT_FALSE(fs().PathExists(Global()));
-  // Asked once, then answered from the cache.
+  // The driver ran the verb once: after its Not supported, kubelet did the work itself.
   EXPECT_EQ(Runs(row.verb), 1);
 }
 

@@ -96,7 +96,7 @@ TEST_F(SimulatorProber, FailedInitAtStartupIsNotRetriedUntilItsFolderChanges) {
   EXPECT_EQ(prober_->Probe().size(), 1u);
   EXPECT_TRUE(prober_->Probe().empty());
   EXPECT_EQ(Executions("init"), 1);
-  Install("k8s~dummy", "k8s~broken");  // fixed in place: an event
+  Install("k8s~dummy", "k8s~broken");  // a working driver in its place: an event
   EXPECT_TRUE(prober_->Probe().empty());
   EXPECT_NE(prober_->Find("k8s/broken"), nullptr);
 }

@@ -17,7 +17,7 @@ std::string Read(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-TEST(Install, WritesAtomicallyWithMode0755AndIsIdempotent) {
+TEST(Install, WritesMode0755ReinstallsOnChangeAndLeavesNoTempFile) {
   flexkit::testing::TempDir dir;
   const std::string src = dir.Join("src");
   std::ofstream(src) << "#!/bin/sh\necho v1\n";

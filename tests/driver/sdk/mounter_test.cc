@@ -24,7 +24,7 @@ TEST(SystemMounter, PathsSharingAPrefixAreNotConfused) {
   SystemMounter m;
   std::string err;
   std::optional<MountEntry> found;
-  // /proc is a mount point; /pro and /proc/self/.. style near-misses are not.
+  // /proc is a mount point; /pro, a prefix of it, is not and must not match it.
   ASSERT_TRUE(m.FindMount("/proc", &found, &err)) << err;
   EXPECT_TRUE(found.has_value());
   ASSERT_TRUE(m.FindMount("/pro", &found, &err)) << err;

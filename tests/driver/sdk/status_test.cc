@@ -67,9 +67,10 @@ TEST(RenderReply, ControlCharactersAreEscapedSoTheReplyStaysOneLine) {
   EXPECT_EQ(nlohmann::json::parse(reply).at("message"), "line1\nline2\ttab \"quoted\"");
 }
 
-// RenderReply writes JSON by hand; nlohmann::json (what it replaced, with
-// error_handler_t::replace) is the oracle for every byte string, including
-// control characters and ill-formed or cut-off UTF-8.
+// RenderReply writes JSON by hand, to keep `init` as cheap as a process start;
+// nlohmann::json with error_handler_t::replace is the oracle for every byte
+// string, including control characters and ill-formed or cut-off UTF-8, so the
+// hand-written escaping cannot drift from what a JSON library writes.
 std::string AsNlohmannRenders(const DriverStatus& s) {
   nlohmann::ordered_json j;
   j["status"] = s.status;

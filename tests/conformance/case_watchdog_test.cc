@@ -2,7 +2,7 @@
 // ends no driver call for the stall limit is stopped, an ERROR that says
 // where it waited, with its processes reclaimed, and the run goes on; a
 // case that keeps calling the driver runs as long as it needs.
-#include "conformance/runner.h"
+#include "conformance/case_watchdog.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "conformance/case_context.h"
-#include "conformance/case_watchdog.h"
+#include "conformance/runner.h"
 #include "simulator/process_launch.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -25,7 +25,8 @@ using std::chrono::milliseconds;
 
 std::string Applies(const DriverProfile&) { return ""; }
 
-// Running, or a zombie nobody reaped yet (its parent, the worker, is gone).
+// True while the process runs. A zombie counts as gone: its parent, the worker, has exited, so
+// nobody may reap it yet, but it holds nothing.
 bool Alive(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat;
