@@ -100,6 +100,13 @@ INSTANTIATE_TEST_SUITE_P(
         Control{"removes-dir", false, {}},
         // No declared secrets: invalid base64 (which kubelet never sends) is a WARN.
         Control{"no-secrets", false, {"secrets/invalid-base64-is-failure"}},
+        // Reads only `password` (none with --driver alone, so the invalid
+        // secret is accepted: a WARN) and keeps a file beside the pod dir
+        // until its unmount, which every teardown of a mount runs.
+        Control{"declared-secrets", false, {"secrets/invalid-base64-is-failure"}},
+        // Read-only by design: asked for ro, no write goes through, but the
+        // mount options say rw; [sequence] judges the write, not the flag.
+        Control{"ro-by-design", false, {"secrets/invalid-base64-is-failure"}},
         // Go decodes "Status" and ignores the padding: WARN for the key only.
         Control{"padded-status", false, {"protocol/init-reply", "lifecycle/mount-only"}},
         // attach Not supported: device "", mountdevice does the work,
@@ -186,6 +193,21 @@ TEST(Verdicts, InvalidBase64FailsOnlyWhereSecretsAreDeclared) {
       {"--profile", kControls + "/../mutants/profile.yaml", "--driver", mutant, "--focus", focus});
   ASSERT_NE(undeclared.Case(focus), nullptr) << undeclared.out;
   EXPECT_EQ((*undeclared.Case(focus))["verdict"], "WARN") << undeclared.out;
+}
+
+// The invalid value goes into the secret the profile declares, the one the
+// driver reads: a driver that ignores every other key and refuses an
+// invalid `password` PASSes. (With no profile it accepts the suite's own
+// key, a WARN; its state file is gone because the driver's unmount ran:
+// the ControlTest entry.)
+TEST(Verdicts, InvalidBase64GoesIntoTheDeclaredSecrets) {
+  FLEXKIT_REQUIRE_ROOT();
+  const std::string focus = "secrets/invalid-base64-is-failure";
+  auto r = Flexconform(
+      {"--profile", kControls + "/profile-declared-secrets.yaml", "--focus", "^secrets/"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_NE(r.Case(focus), nullptr) << r.out;
+  EXPECT_EQ((*r.Case(focus))["verdict"], "PASS") << r.out;
 }
 
 }  // namespace
