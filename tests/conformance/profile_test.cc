@@ -41,6 +41,7 @@ fixture: {kind: command, setup: "true", teardown: "true"}
   EXPECT_EQ(p.fs_types, (std::vector<std::string>{"ext4", "xfs"}));
   EXPECT_EQ(p.secrets.at("password"), "hunter2");
   EXPECT_EQ(p.nodes, 2);
+  EXPECT_EQ(p.node_env.at("SOCK"), "/run/{{node}}.sock") << "substituted per node, not here";
   EXPECT_FALSE(p.needs_root);
   EXPECT_EQ(p.TimeoutFor("mount"), Millis(250));
   EXPECT_EQ(p.install, (std::vector<std::string>{"{{driver}}", "install", "{{plugin_dir}}"}));

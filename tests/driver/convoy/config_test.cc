@@ -34,6 +34,7 @@ TEST(Config, ParsesEveryKey) {
   EXPECT_EQ(c.timeouts.request, std::chrono::seconds(3));
   EXPECT_EQ(c.timeouts.wait_for_attach, std::chrono::minutes(2));
   EXPECT_EQ(c.log_file, "/var/log/c.log");
+  EXPECT_EQ(c.state_dir, "/var/lib/c");
   EXPECT_EQ(c.api, Api::kStock);
   EXPECT_EQ(c.SocketForNode("n1"), "/n1.sock");
   EXPECT_EQ(c.SocketForNode("node-2.example"), "/run/node-2.example.sock");
