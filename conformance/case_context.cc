@@ -707,6 +707,15 @@ static void RemoveIfPresent(CaseContext& c, sim::Node& n, const std::string& dir
   }
 }
 
+void CaseContext::TrackPodTeardown(sim::Node& n, const std::string& pod_dir) {
+  tracker_.Push("unmount " + pod_dir, [this, &n, pod_dir] {
+    PodVolume undo;
+    undo.node = &n;
+    undo.pod_dir = pod_dir;
+    TearDownPod(undo);
+  });
+}
+
 void CaseContext::TearDownPod(PodVolume& v) {
   sim::Node& n = *v.node;
   // TearDownAt skips the driver when the directory is gone.

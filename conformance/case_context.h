@@ -132,6 +132,9 @@ class CaseContext {
   // kubelet's teardown of the pod dir: unmount (or the default unmount),
   // then rmdir, which must succeed (F11).
   void TearDownPod(PodVolume& v);
+  // Registers TearDownPod of `pod_dir`, which the driver's mount set up
+  // outside SetUp, with the tracker.
+  void TrackPodTeardown(sim::Node& n, const std::string& pod_dir);
   // The attachable half of SetUp: attach (its detach registered with the
   // tracker) and waitforattach; returns node, spec, device and the global
   // path, created. Nothing is mounted yet.

@@ -25,6 +25,19 @@ std::string Partitionable(const DriverProfile& p) {
   return "";
 }
 
+bool WriteGoesThrough(CaseContext& c, sim::Node& n, const std::string& dir) {
+  const std::string path = dir + "/must-not-exist";
+  try {
+    n.filesystem().WriteFile(path, "x");
+  } catch (const std::exception&) {
+    return false;  // expected: EROFS
+  }
+  c.RecordCheck(n, "write", path, "the write succeeded (read-only asked)");
+  std::error_code ec;
+  std::filesystem::remove(CaseContext::HostPath(n, path), ec);
+  return true;
+}
+
 void CheckDataRoundTrip(CaseContext& c, const PodVolume& v, const std::string& file) {
   const std::string path = v.pod_dir + "/" + file;
   const std::string content = "flexconform " + v.spec.name + "\n";

@@ -80,6 +80,9 @@ void AddMetricsCases(std::vector<Case>& cases);
 // is usable); FAIL otherwise.
 void CheckDataRoundTrip(CaseContext& c, const PodVolume& v,
                         const std::string& file = "flexconform.txt");
+// Tries a write into `dir`, where read-only was asked: true when it goes
+// through (recorded as a failed check, and the file removed again).
+bool WriteGoesThrough(CaseContext& c, sim::Node& n, const std::string& dir);
 // User files in a directory that is not mounted (a pod wrote into its
 // volume dir while nothing was mounted, or a crashed node left them):
 // index.html, a dotfile, a subdirectory with a file.

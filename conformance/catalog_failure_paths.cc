@@ -53,12 +53,7 @@ sim::CallResult MountOnto(CaseContext& c, sim::Node& n, const sim::VolumeSpec& s
     r = c.Call(n, c.argv().Mount(target, c.Json(spec, &pod)));
     if (r.not_supported()) c.Skip("capability: mount is Not supported");
     if (r.ok()) {
-      c.tracker().Push("unmount " + target, [&c, &n, target] {
-        PodVolume undo;
-        undo.node = &n;
-        undo.pod_dir = target;
-        c.TearDownPod(undo);
-      });
+      c.TrackPodTeardown(n, target);
       c.CheckMounted(n, "mount", target, spec.read_only);
     }
   }

@@ -17,16 +17,7 @@ namespace {
 void ReadOnlyEnforced(CaseContext& c) {
   auto& n = c.node();
   auto v = c.SetUp(n, c.Volume(c.Unique("vol"), /*read_only=*/true), c.Pod("pod"));
-  bool wrote = false;
-  try {
-    n.filesystem().WriteFile(v.pod_dir + "/must-not-exist", "x");
-    wrote = true;
-  } catch (const std::exception&) {
-    // expected: EROFS
-  }
-  if (wrote) {
-    c.RecordCheck(n, "write", v.pod_dir + "/must-not-exist",
-                  "the write succeeded (read-only asked)");
+  if (WriteGoesThrough(c, n, v.pod_dir)) {
     c.Fail("F18 (protocol §4: readwrite=ro mounts read-only)",
            "a write through " + v.pod_dir +
                " succeeded (mount options: " + c.MountOptions(n, v.pod_dir) + ")");
@@ -48,19 +39,7 @@ void GlobalPathReadOnly(CaseContext& c) {
     ro |= options.substr(at, comma - at) == "ro";
     at = comma + 1;
   }
-  bool wrote = false;
-  try {
-    n.filesystem().WriteFile(v.global_path + "/must-not-exist", "x");
-    wrote = true;
-  } catch (const std::exception&) {
-    // expected: EROFS
-  }
-  if (wrote) {
-    c.RecordCheck(n, "write", v.global_path + "/must-not-exist",
-                  "the write succeeded (read-only asked)");
-    std::error_code ec;
-    std::filesystem::remove(CaseContext::HostPath(n, v.global_path + "/must-not-exist"), ec);
-  }
+  const bool wrote = WriteGoesThrough(c, n, v.global_path);
   if (!ro || wrote) {
     c.Fail("F18 (protocol §4: readwrite=ro mounts the device read-only at the global path)",
            "the device is mounted at " + v.global_path + " with options '" + options + "'" +
@@ -203,12 +182,7 @@ void NeverReformat(CaseContext& c) {
     n.filesystem().MakeDirs(target, 0750);
     again = c.Call(n, c.argv().Mount(target, c.Json(other, &pod)));
     if (again.ok()) {
-      c.tracker().Push("unmount " + target, [&c, &n, target] {
-        PodVolume undo;
-        undo.node = &n;
-        undo.pod_dir = target;
-        c.TearDownPod(undo);
-      });
+      c.TrackPodTeardown(n, target);
     }
   }
   if (again.ok()) {

@@ -62,12 +62,7 @@ void InvalidBase64IsFailure(CaseContext& c) {
   if (r.ok()) {
     // kubelet tears a mounted volume down with the driver's unmount, which
     // may clean up what the mount left (a credentials file, say).
-    c.tracker().Push("unmount " + dir, [&c, &n, dir] {
-      PodVolume undo;
-      undo.node = &n;
-      undo.pod_dir = dir;
-      c.TearDownPod(undo);
-    });
+    c.TrackPodTeardown(n, dir);
     const std::string why = "mount with an invalid base64 secret succeeded";
     if (c.profile().secrets.empty()) {
       c.Warn(why +

@@ -57,19 +57,6 @@ bool HasOption(const std::string& options, const std::string& option) {
   return false;
 }
 
-// Tries a write into `dir` on node n, recorded as a failed check when it
-// goes through (it should not: read-only was asked).
-bool WriteGoesThrough(sim::Node& n, const std::string& dir, CaseContext& c) {
-  const std::string path = dir + "/flexconform-ro-probe";
-  try {
-    n.filesystem().WriteFile(path, "x");
-  } catch (const std::exception&) {
-    return false;
-  }
-  c.RecordCheck(n, "write", path, "the write succeeded (read-only asked)");
-  return true;
-}
-
 // One sequence on a fresh volume: its own unique volume name, pod dirs and
 // global paths, so nothing of an earlier sequence is visible; everything it
 // set up is torn down through the tracker before the next one starts.
@@ -356,10 +343,12 @@ class SequenceRun {
           const bool want_ro = model::PodReadOnly(static_cast<int>(p));
           const std::string options = c_.MountOptions(*v.node, v.pod_dirs[p]);
           const bool ro = HasOption(options, "ro");
+          bool broken = ro != want_ro;
           // Asked read-only without the flag: what matters is whether the
           // pod can write, as readonly/write-fails judges (a filesystem
           // read-only by design need not show the flag).
-          if (ro != want_ro && !(want_ro && !WriteGoesThrough(*v.node, v.pod_dirs[p], c_))) {
+          if (want_ro && !ro) broken = WriteGoesThrough(c_, *v.node, v.pod_dirs[p]);
+          if (broken) {
             return Divergence{
                 0, "F18 (protocol §4: kubernetes.io/readwrite is honoured)",
                 where + pod + " mounted " + (want_ro ? "ro" : "rw"),
