@@ -249,12 +249,15 @@ std::string DescribeCall(const std::vector<std::string>& args) {
     if (i > 0) out += ' ';
     Options o;
     std::string err;
-    if (i > 0 && ParseOptions(args[i], &o, &err)) {
+    // Only what could be a JSON object is parsed: a failed parse throws
+    // inside nlohmann, and a static binary's first throw is costly.
+    const bool may_be_json = args[i].find('{') != std::string::npos;
+    if (i > 0 && may_be_json && ParseOptions(args[i], &o, &err)) {
       // Registers the secrets, so a value reused elsewhere is scrubbed too.
       Options decoded = o;
       DecodeKubeSecrets(&decoded, &err);
       out += RedactedOptions(o);
-    } else if (args[i].find('{') != std::string::npos) {
+    } else if (may_be_json) {
       // Malformed options were never decoded, so their secrets are unknown.
       out += "<malformed JSON, " + std::to_string(args[i].size()) + " bytes>";
     } else {

@@ -1,7 +1,7 @@
 #pragma once
 // Mounts behind a small interface (after Kubernetes' mount.Interface), so
 // drivers can be tested without privileges: SystemMounter does mount(2) and
-// reads /proc/self/mountinfo with libmount; FakeMounter keeps a table.
+// parses /proc/self/mountinfo (mountinfo.h); FakeMounter keeps a table.
 #include <optional>
 #include <string>
 #include <vector>
