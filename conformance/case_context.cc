@@ -320,17 +320,11 @@ std::string CaseContext::ControlPlanePath() {
 void CaseContext::Skip(const std::string& why) const { throw CaseSkip(why); }
 
 std::size_t CaseContext::MountCount(sim::Node& n, const std::string& target) const {
-  std::size_t count = 0;
-  for (const auto& m : sim::ReadMountTable(n.holder_pid())) count += m.target == target ? 1 : 0;
-  return count;
+  return sim::MountCountAt(sim::ReadMountTable(n.holder_pid()), target);
 }
 
 std::string CaseContext::MountOptions(sim::Node& n, const std::string& target) const {
-  std::string options;
-  for (const auto& m : sim::ReadMountTable(n.holder_pid())) {
-    if (m.target == target) options = m.options;
-  }
-  return options;
+  return sim::TopmostOptionsAt(sim::ReadMountTable(n.holder_pid()), target);
 }
 
 sim::CallResult CaseContext::Call(sim::Node& n, const sim::Args& args, const std::string& component,

@@ -15,6 +15,7 @@
 #include "conformance/catalog.h"
 #include "conformance/leak_audit.h"
 #include "conformance/model/sequence_search.h"
+#include "simulator/mount_table.h"
 
 namespace flexkit::conform {
 namespace {
@@ -57,12 +58,27 @@ bool HasOption(const std::string& options, const std::string& option) {
   return false;
 }
 
+// The pods of a case's sequences, [node][pod], made once per case: a
+// sequence's pod dirs are still its own (they end in its volume's name),
+// and it creates only the last directory of each, as kubelet does for a
+// running pod's new volume, not the whole pod tree.
+using Pods = std::vector<std::vector<sim::MountExtras>>;
+
+Pods PodsFor(CaseContext& c, const VolumeModel& m) {
+  Pods pods(static_cast<std::size_t>(m.domain().nodes));
+  for (auto& on_node : pods) {
+    for (int p = 0; p < m.domain().pods; ++p)
+      on_node.push_back(c.Pod("pod" + std::to_string(p + 1)));
+  }
+  return pods;
+}
+
 // One sequence on a fresh volume: its own unique volume name, pod dirs and
 // global paths, so nothing of an earlier sequence is visible; everything it
 // set up is torn down through the tracker before the next one starts.
 class SequenceRun {
  public:
-  SequenceRun(CaseContext& c, const VolumeModel& m) : c_(c), model_(m) {
+  SequenceRun(CaseContext& c, const VolumeModel& m, const Pods& pods) : c_(c), model_(m) {
     const auto& domain = m.domain();
     const std::string name = c.Unique("seq");
     spec_rw_ = c.Volume(name, false);
@@ -75,10 +91,9 @@ class SequenceRun {
       node.node = &c.node(static_cast<std::size_t>(n));
       auto paths = c.Paths(*node.node);
       node.global_path = paths.DeviceMountPath(name);
-      for (int p = 0; p < domain.pods; ++p) {
-        auto pod = c.Pod("pod" + std::to_string(p + 1));
+      for (const auto& pod : pods[static_cast<std::size_t>(n)]) {
         node.pod_dirs.push_back(paths.PodVolumeDir(pod.pod_uid, name));
-        node.pods.push_back(std::move(pod));
+        node.pods.push_back(pod);
       }
     }
     // Undone newest first: pod dirs, then global mounts, then attachments.
@@ -320,8 +335,10 @@ class SequenceRun {
       const auto& v = nodes_[i];
       const auto& want = state.nodes[i];
       const std::string where = v.node->name() + ": ";
+      // One read of the node's table for every path checked below.
+      const auto table = sim::ReadMountTable(v.node->holder_pid());
       if (model_.domain().attachable) {
-        const std::size_t count = c_.MountCount(*v.node, v.global_path);
+        const std::size_t count = sim::MountCountAt(table, v.global_path);
         const std::size_t expected = want.device_mounted ? 1 : 0;
         if (count != expected) {
           return Divergence{0, count > 1 ? "F9 (protocol §7.5: no stacked mounts)" : rule,
@@ -330,7 +347,7 @@ class SequenceRun {
         }
       }
       for (std::size_t p = 0; p < v.pod_dirs.size(); ++p) {
-        const std::size_t count = c_.MountCount(*v.node, v.pod_dirs[p]);
+        const std::size_t count = sim::MountCountAt(table, v.pod_dirs[p]);
         const bool mounted = want.PodMounted(static_cast<int>(p));
         const std::size_t expected = mounted ? 1 : 0;
         const std::string pod = "pod-" + std::to_string(p + 1);
@@ -341,7 +358,7 @@ class SequenceRun {
         }
         if (mounted) {
           const bool want_ro = model::PodReadOnly(static_cast<int>(p));
-          const std::string options = c_.MountOptions(*v.node, v.pod_dirs[p]);
+          const std::string options = sim::TopmostOptionsAt(table, v.pod_dirs[p]);
           const bool ro = HasOption(options, "ro");
           bool broken = ro != want_ro;
           // Asked read-only without the flag: what matters is whether the
@@ -520,28 +537,28 @@ VolumeModel ModelFor(CaseContext& c) {
 }
 
 // Runs one sequence fresh; the transcript keeps only this run.
-std::optional<Divergence> RunFresh(CaseContext& c, const VolumeModel& m, const Sequence& s,
-                                   const std::string& label) {
+std::optional<Divergence> RunFresh(CaseContext& c, const VolumeModel& m, const Pods& pods,
+                                   const Sequence& s, const std::string& label) {
   c.transcript().Clear();
   c.transcript().AddEvent("sequence", {{"label", label}, {"steps", model::SequenceName(s)}});
-  SequenceRun run(c, m);
+  SequenceRun run(c, m, pods);
   return run.Run(s);
 }
 
 // Shrinks the failing sequence, reruns it (so the transcript holds its
 // calls) and ends the case with a FAIL that says how to replay it.
-[[noreturn]] void ShrinkAndFail(CaseContext& c, const VolumeModel& m, const Sequence& failing,
-                                const Divergence& first, const std::string& origin,
-                                const std::string& replay) {
+[[noreturn]] void ShrinkAndFail(CaseContext& c, const VolumeModel& m, const Pods& pods,
+                                const Sequence& failing, const Divergence& first,
+                                const std::string& origin, const std::string& replay) {
   Divergence last = first;
   auto shrunk = model::Shrink(m, failing, first.step, [&](const Sequence& s) {
-    auto d = RunFresh(c, m, s, "shrinking");
+    auto d = RunFresh(c, m, pods, s, "shrinking");
     if (d) last = *d;
     return d ? std::optional<std::size_t>(d->step) : std::nullopt;
   });
   const Sequence& s = shrunk.confirmed ? shrunk.sequence : failing;
   const Divergence& d = shrunk.confirmed ? last : first;
-  if (!shrunk.confirmed) RunFresh(c, m, failing, "original failing sequence");
+  if (!shrunk.confirmed) RunFresh(c, m, pods, failing, "original failing sequence");
   std::ostringstream why;
   why << origin << " diverged from the model";
   if (shrunk.confirmed) {
@@ -558,13 +575,14 @@ std::optional<Divergence> RunFresh(CaseContext& c, const VolumeModel& m, const S
 
 void Exhaustive(CaseContext& c, const SequenceOptions& options) {
   const VolumeModel m = ModelFor(c);
+  const Pods pods = PodsFor(c, m);
   const auto enumeration = model::Enumerate(m, options.depth);
   for (std::size_t i = 0; i < enumeration.sequences.size(); ++i) {
     const auto& s = enumeration.sequences[i];
     const std::string label =
         "sequence " + std::to_string(i + 1) + " of " + std::to_string(enumeration.sequences.size());
-    if (auto d = RunFresh(c, m, s, label)) {
-      ShrinkAndFail(c, m, s, *d, label + " (depth " + std::to_string(options.depth) + ")",
+    if (auto d = RunFresh(c, m, pods, s, label)) {
+      ShrinkAndFail(c, m, pods, s, *d, label + " (depth " + std::to_string(options.depth) + ")",
                     options.command + " --focus sequence/exhaustive --depth " +
                         std::to_string(options.depth));
     }
@@ -577,15 +595,16 @@ void Exhaustive(CaseContext& c, const SequenceOptions& options) {
 
 void Random(CaseContext& c, const SequenceOptions& options) {
   const VolumeModel m = ModelFor(c);
+  const Pods pods = PodsFor(c, m);
   for (int i = 0; i < options.random_walks; ++i) {
     const auto seed = model::WalkSeed(options.seed, static_cast<std::size_t>(i));
     const auto walk = model::RandomWalk(m, options.walk_length, seed);
     const std::string label = "random walk " + std::to_string(i + 1) + " of " +
                               std::to_string(options.random_walks) + " (seed " +
                               std::to_string(seed) + ")";
-    if (auto d = RunFresh(c, m, walk, label)) {
+    if (auto d = RunFresh(c, m, pods, walk, label)) {
       ShrinkAndFail(
-          c, m, walk, *d, label,
+          c, m, pods, walk, *d, label,
           options.command + " --focus sequence/random --random 1 --seed " + std::to_string(seed));
     }
   }

@@ -3,6 +3,9 @@
 #include <libmount.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 
@@ -10,9 +13,16 @@ namespace flexkit::sim {
 
 std::vector<MountEntry> ReadMountTable(pid_t pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/mountinfo";
-  std::unique_ptr<libmnt_table, void (*)(libmnt_table*)> table(
-      mnt_new_table_from_file(path.c_str()), mnt_unref_table);
-  if (!table) throw std::runtime_error("read mount table " + path + ": libmount cannot parse it");
+  // Read through one large buffer: the kernel formats the table afresh for
+  // each read(2), and the harness reads it after nearly every step.
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "re"), std::fclose);
+  if (!file) throw std::runtime_error("read mount table " + path + ": " + std::strerror(errno));
+  char buffer[65536];
+  std::setvbuf(file.get(), buffer, _IOFBF, sizeof buffer);
+  std::unique_ptr<libmnt_table, void (*)(libmnt_table*)> table(mnt_new_table(), mnt_unref_table);
+  if (!table || mnt_table_parse_stream(table.get(), file.get(), path.c_str()) != 0) {
+    throw std::runtime_error("read mount table " + path + ": libmount cannot parse it");
+  }
   std::unique_ptr<libmnt_iter, void (*)(libmnt_iter*)> iter(mnt_new_iter(MNT_ITER_FORWARD),
                                                             mnt_free_iter);
   std::vector<MountEntry> entries;
@@ -24,6 +34,18 @@ std::vector<MountEntry> ReadMountTable(pid_t pid) {
                        mnt_fs_get_root(fs) ? str(mnt_fs_get_root(fs)) : "/"});
   }
   return entries;
+}
+
+std::size_t MountCountAt(const std::vector<MountEntry>& table, const std::string& target) {
+  return static_cast<std::size_t>(std::count_if(
+      table.begin(), table.end(), [&](const MountEntry& m) { return m.target == target; }));
+}
+
+std::string TopmostOptionsAt(const std::vector<MountEntry>& table, const std::string& target) {
+  for (auto it = table.rbegin(); it != table.rend(); ++it) {
+    if (it->target == target) return it->options;
+  }
+  return "";
 }
 
 std::vector<MountEntry> MountsAdded(const std::vector<MountEntry>& before,

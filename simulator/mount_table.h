@@ -21,6 +21,12 @@ struct MountEntry {
 // Throws std::runtime_error naming the file when it cannot be parsed.
 std::vector<MountEntry> ReadMountTable(pid_t pid);
 
+// How many mounts of `table` are at `target` (each stacked one counts).
+std::size_t MountCountAt(const std::vector<MountEntry>& table, const std::string& target);
+
+// The VFS options of the topmost mount at `target`; "" when none is there.
+std::string TopmostOptionsAt(const std::vector<MountEntry>& table, const std::string& target);
+
 // Entries of `after` not in `before`, compared by target, source and type.
 std::vector<MountEntry> MountsAdded(const std::vector<MountEntry>& before,
                                     const std::vector<MountEntry>& after);
