@@ -1,9 +1,7 @@
 #include "driver/sdk/options.h"
 
 #include <gtest/gtest.h>
-#include <rapidcheck/gtest.h>
 
-#include "driver/sdk/base64.h"
 #include "driver/sdk/secrets.h"
 
 namespace flexvolume {
@@ -147,56 +145,6 @@ TEST_F(OptionsTest, RedactedOptionsHidesSecretValuesOnly) {
   EXPECT_EQ(text.find("hunter2"), std::string::npos);
   EXPECT_NE(text.find("\"kubernetes.io/secret/password\":\"<redacted>\""), std::string::npos);
   EXPECT_NE(text.find("\"server\":\"nfs-1\""), std::string::npos);
-}
-
-TEST(Base64, DecodesGoStdEncodingVectors) {
-  std::string out;
-  const std::pair<const char*, const char*> vectors[] = {{"", ""},
-                                                         {"Zg==", "f"},
-                                                         {"Zm8=", "fo"},
-                                                         {"Zm9v", "foo"},
-                                                         {"Zm9vYg==", "foob"},
-                                                         {"Zm9vYmE=", "fooba"},
-                                                         {"Zm9vYmFy", "foobar"},
-                                                         {"+/+/", "\xfb\xff\xbf"}};
-  for (auto [in, want] : vectors) {
-    ASSERT_TRUE(Base64Decode(in, &out)) << in;
-    EXPECT_EQ(out, want) << in;
-  }
-}
-
-TEST(Base64, SkipsLineBreaksLikeGo) {
-  std::string out;
-  ASSERT_TRUE(Base64Decode("Zm9v\nYmFy\r\n", &out));
-  EXPECT_EQ(out, "foobar");
-}
-
-TEST(Base64, RejectsWhatGoStdEncodingRejects) {
-  std::string out;
-  for (const char* in :
-       {"Zg", "Zg=", "Zm9vY", "Z===", "=Zm9", "Zg==Zg==", "-_-_", "Zm 9", "Zm9*"}) {
-    EXPECT_FALSE(Base64Decode(in, &out)) << in;
-  }
-}
-
-RC_GTEST_PROP(Base64Property, EncodeThenDecodeIsIdentity, (const std::string& bytes)) {
-  std::string decoded;
-  RC_ASSERT(Base64Decode(Base64Encode(bytes), &decoded));
-  RC_ASSERT(decoded == bytes);
-}
-
-TEST(SecretRegistry, LongerSecretsAreRedactedWhole) {
-  SecretRegistry r;
-  r.Add("abc");
-  r.Add("abcdef");
-  r.Add("");
-  EXPECT_EQ(r.Redact("xabcdefx abc"), "x<redacted>x <redacted>");
-}
-
-TEST(SecretRegistry, SecretInsideTheMarkerDoesNotLoop) {
-  SecretRegistry r;
-  r.Add("red");
-  EXPECT_EQ(r.Redact("red"), "<redacted>");
 }
 
 }  // namespace
