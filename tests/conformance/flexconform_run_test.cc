@@ -1,0 +1,240 @@
+// flexconform's command line on whole runs of the mutant drivers in
+// mutants/: -j (leaks attributed to their case), SIGINT, --retries,
+// --baseline, and a [sequence] FAIL's seed replayed alone.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tests/support/report_schema.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace {
+
+// Verdicts of a case's name, from a JSON report.
+std::map<std::string, std::string> Verdicts(const std::string& report) {
+  EXPECT_EQ(flexkit::testing::ReportSchemaProblems(report), "");
+  std::ifstream in(report);
+  const auto doc = nlohmann::json::parse(in);
+  std::map<std::string, std::string> verdicts;
+  for (const auto& c : doc["cases"]) verdicts[c["name"]] = c["verdict"];
+  return verdicts;
+}
+
+// Cases that overlap (-j) are graded as they are one at a time: the
+// daemon a case's driver leaves (reparented away, carrying the case dir)
+// is that case's leak alone, and nothing of a sibling case is mistaken for
+// the case's, or reclaimed from under it.
+TEST(ParallelRun, GradesAsTheSerialRunAndAttributesEachLeakToItsCase) {
+  FLEXKIT_REQUIRE_ROOT();
+  const std::string mutants = FLEXKIT_MUTANTS_DIR;
+  auto run = [&mutants](const std::string& jobs) {
+    flexkit::testing::TempDir dir("flexconform-parallel");
+    flexkit::testing::RunOptions options;
+    options.deadline = std::chrono::seconds(180);
+    auto r = flexkit::testing::RunProcess(
+        {flexkit::testing::BuiltBinary("conformance/flexconform"), "--profile",
+         mutants + "/profile.yaml", "--driver", mutants + "/mutant~leaked-daemon/leaked-daemon",
+         "--focus", "^(lifecycle|idempotency|teardown|robustness)/", "-j", jobs, "--json",
+         dir.Join("r.json"), "--run-root", dir.path()},
+        options);
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    return Verdicts(dir.Join("r.json"));
+  };
+  const auto serial = run("1");
+  const auto parallel = run("6");
+  EXPECT_EQ(parallel, serial);
+  int fails = 0;
+  for (const auto& [name, verdict] : serial) fails += verdict == "FAIL";
+  EXPECT_GE(fails, 5) << "every case that mounts leaves the daemon";
+  EXPECT_LT(static_cast<std::size_t>(fails), serial.size()) << "cases that never mount PASS";
+}
+
+// SIGINT: the running cases finish and clean up, no more start, the run
+// exits 2 with the finished cases reported and nothing left behind.
+TEST(ParallelRun, AnInterruptedRunFinishesTheRunningCasesAndLeavesNothing) {
+  FLEXKIT_REQUIRE_ROOT();
+  const std::string mutants = FLEXKIT_MUTANTS_DIR;
+  flexkit::testing::TempDir dir("flexconform-interrupted");
+  flexkit::testing::TempDir logs("flexconform-interrupted-logs");
+  flexkit::testing::RunOptions options;
+  options.deadline = std::chrono::seconds(120);
+  // The interrupt comes once two cases have run (the SKIPs that come first
+  // take no time: flexconform may not be listening for SIGINT yet), and the
+  // script records how many verdicts were printed when it was sent.
+  auto r = flexkit::testing::RunProcess(
+      {"/bin/sh", "-c",
+       "\"$0\" --profile \"$1\" --driver \"$2\" -j 2 --random 3 --json \"$3/r.json\" --run-root "
+       "\"$3\" > \"$4/out\" 2>&1 & out=$4/out; "
+       "done_cases() { grep -c '^\\[[0-9]*/[0-9]*\\] ' \"$out\"; }; "
+       "ran_cases() { grep -c '^\\[[0-9]*/[0-9]*\\] \\(PASS\\|WARN\\|FAIL\\)' \"$out\"; }; "
+       "i=0; until [ \"$(ran_cases)\" -ge 2 ] || [ $i -ge 600 ]; do sleep 0.05; i=$((i+1)); done; "
+       "kill -INT $!; done_cases > \"$4/at-interrupt\"; wait $!; status=$?; cat \"$out\"; "
+       "exit $status",
+       flexkit::testing::BuiltBinary("conformance/flexconform"), mutants + "/profile.yaml",
+       mutants + "/mutant~none/none", dir.path(), logs.path()},
+      options);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("interrupted: finishing the running cases"), std::string::npos) << r.out;
+  const auto verdicts = Verdicts(dir.Join("r.json"));
+  EXPECT_GT(verdicts.size(), 0u);
+  // After the interrupt only the cases already running end: at most one per
+  // worker, and at most one more per worker whose verdict was not printed
+  // yet when the script counted.
+  const std::size_t at_interrupt =
+      std::stoul(flexkit::testing::ReadFileText(logs.Join("at-interrupt")));
+  EXPECT_LE(verdicts.size(), at_interrupt + 4) << "cases kept starting after the interrupt\n"
+                                               << r.out;
+  for (const auto& [name, verdict] : verdicts)
+    EXPECT_TRUE(verdict == "PASS" || verdict == "SKIP") << name << ": " << verdict;
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    if (e.path().filename() != "r.json") left.push_back(e.path().string());
+  EXPECT_TRUE(left.empty()) << "left behind: " << (left.empty() ? "" : left.front());
+}
+
+// --retries: a case that FAILs and then passes is FLAKY, which fails the
+// gate unless --allow-flaky; one that FAILs every time stays FAIL. The
+// driver ignores `ro` the first time only (a state file outside the case).
+TEST(Retries, AFailThatPassesOnRetryIsFlakyAndOneThatRepeatsStaysFail) {
+  FLEXKIT_REQUIRE_ROOT();
+  const std::string mutants = FLEXKIT_MUTANTS_DIR;
+  flexkit::testing::TempDir dir("flexconform-retries");
+  std::filesystem::create_directories(dir.Join("flaky~ro"));
+  const std::string driver = dir.Join("flaky~ro/ro");
+  std::ofstream(driver) << "#!/bin/sh\n"
+                        << "if [ \"$1\" = mount ] && [ ! -e \"$FLAKY_STATE\" ]; then\n"
+                        << "  : > \"$FLAKY_STATE\"; exec " << mutants
+                        << "/mutant~ro-ignored/ro-ignored \"$@\"\n"
+                        << "fi\n"
+                        << "exec " << mutants << "/mutant~none/none \"$@\"\n";
+  std::filesystem::permissions(driver, std::filesystem::perms::owner_all);
+  auto run = [&](const std::string& which, std::vector<std::string> extra) {
+    std::filesystem::remove(dir.Join("state"));
+    std::vector<std::string> argv = {flexkit::testing::BuiltBinary("conformance/flexconform"),
+                                     "--profile",
+                                     mutants + "/profile.yaml",
+                                     "--driver",
+                                     which,
+                                     "--focus",
+                                     "^readonly/write-fails\\b",
+                                     "--json",
+                                     dir.Join("r.json"),
+                                     "--run-root",
+                                     dir.path()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    flexkit::testing::RunOptions options;
+    options.extra_env = {{"FLAKY_STATE", dir.Join("state")}};
+    auto r = flexkit::testing::RunProcess(argv, options);
+    std::ifstream in(dir.Join("r.json"));
+    const auto doc = nlohmann::json::parse(in);
+    return std::make_tuple(r.exit_code, doc["cases"][0]["verdict"].get<std::string>(),
+                           doc["cases"][0]["reason"].get<std::string>(), r.out);
+  };
+  auto [once, once_verdict, once_reason, once_out] = run(driver, {});
+  EXPECT_EQ(once, 1) << once_out;
+  EXPECT_EQ(once_verdict, "FAIL");
+  auto [flaky, flaky_verdict, flaky_reason, flaky_out] = run(driver, {"--retries", "2"});
+  EXPECT_EQ(flaky, 1) << flaky_out;
+  EXPECT_EQ(flaky_verdict, "FLAKY");
+  EXPECT_NE(flaky_reason.find("FAILed, then PASS on run 2"), std::string::npos) << flaky_reason;
+  EXPECT_NE(flaky_reason.find("a write through"), std::string::npos) << flaky_reason;
+  auto [allowed, allowed_verdict, allowed_reason, allowed_out] =
+      run(driver, {"--retries", "1", "--allow-flaky"});
+  EXPECT_EQ(allowed, 0) << allowed_out;
+  EXPECT_EQ(allowed_verdict, "FLAKY");
+  auto [always, always_verdict, always_reason, always_out] =
+      run(mutants + "/mutant~ro-ignored/ro-ignored", {"--retries", "2"});
+  EXPECT_EQ(always, 1) << always_out;
+  EXPECT_EQ(always_verdict, "FAIL");
+  EXPECT_NE(always_reason.find("FAILed on all 3 runs"), std::string::npos) << always_reason;
+}
+
+// --baseline: exit 1 only for what is new; fixed and still-failing cases
+// are listed and pass the gate.
+TEST(Baseline, OnlyWhatIsNewFailsTheGate) {
+  FLEXKIT_REQUIRE_ROOT();
+  const std::string mutants = FLEXKIT_MUTANTS_DIR;
+  flexkit::testing::TempDir dir("flexconform-baseline");
+  auto run = [&](const std::string& defect, const std::string& json, const std::string& base) {
+    std::vector<std::string> argv = {flexkit::testing::BuiltBinary("conformance/flexconform"),
+                                     "--profile",
+                                     mutants + "/profile.yaml",
+                                     "--driver",
+                                     mutants + "/mutant~" + defect + "/" + defect,
+                                     "--focus",
+                                     "^readonly/",
+                                     "--run-root",
+                                     dir.path()};
+    if (!json.empty()) argv.insert(argv.end(), {"--json", json});
+    if (!base.empty()) argv.insert(argv.end(), {"--baseline", base});
+    return flexkit::testing::RunProcess(argv);
+  };
+  ASSERT_EQ(run("none", dir.Join("good.json"), "").exit_code, 0);
+  ASSERT_EQ(run("ro-ignored", dir.Join("bad.json"), "").exit_code, 1);
+  const auto regressed = run("ro-ignored", "", dir.Join("good.json"));
+  EXPECT_EQ(regressed.exit_code, 1) << regressed.out;
+  EXPECT_NE(regressed.out.find("new:    readonly/write-fails: FAIL now, PASS in the baseline"),
+            std::string::npos)
+      << regressed.out;
+  const auto same = run("ro-ignored", "", dir.Join("bad.json"));
+  EXPECT_EQ(same.exit_code, 0) << same.out;
+  EXPECT_NE(same.out.find("still:  readonly/write-fails"), std::string::npos) << same.out;
+  const auto fixed = run("none", "", dir.Join("bad.json"));
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.out;
+  EXPECT_NE(fixed.out.find("fixed:  readonly/write-fails"), std::string::npos) << fixed.out;
+  std::ofstream(dir.Join("junk.json")) << "{\"cases\": 3}";
+  const auto junk = run("none", "", dir.Join("junk.json"));
+  EXPECT_EQ(junk.exit_code, 2);
+  EXPECT_NE(junk.err.find("not a flexconform report"), std::string::npos) << junk.err;
+}
+
+// A [sequence] FAIL names the walk's own seed; running that seed alone
+// fails again with the same shrunk sequence.
+TEST(SequenceReplay, TheReportedSeedReplaysTheFailure) {
+  FLEXKIT_REQUIRE_ROOT();
+  const std::string mutants = FLEXKIT_MUTANTS_DIR;
+  auto run = [&mutants](const std::string& walks, const std::string& seed) {
+    flexkit::testing::TempDir dir("flexconform-replay");
+    flexkit::testing::RunOptions options;
+    options.deadline = std::chrono::seconds(120);
+    return flexkit::testing::RunProcess(
+        {flexkit::testing::BuiltBinary("conformance/flexconform"), "--profile",
+         mutants + "/profile.yaml", "--driver",
+         mutants + "/mutant~ro-lost-on-remount/ro-lost-on-remount", "--focus", "sequence/random",
+         "--random", walks, "--seed", seed, "--run-root", dir.path()},
+        options);
+  };
+  // Seed 2 starts with walks that pass, so the failing walk is not the first.
+  auto first = run("6", "2");
+  ASSERT_EQ(first.exit_code, 1) << first.out << first.err;
+  const std::string hint = "--random 1 --seed ";
+  const auto at = first.out.find(hint);
+  ASSERT_NE(at, std::string::npos) << first.out;
+  const std::string seed = first.out.substr(
+      at + hint.size(),
+      first.out.find_first_not_of("0123456789", at + hint.size()) - (at + hint.size()));
+  auto shrunk = [](const std::string& out) {
+    const auto from = out.find("step(s) in ");
+    const auto to = out.find(". Step ", from);
+    return from == std::string::npos || to == std::string::npos
+               ? std::string()
+               : out.substr(out.find(": ", from) + 2, to - out.find(": ", from) - 2);
+  };
+  EXPECT_EQ(shrunk(first.out), "mount(node-1,pod-2:ro) ; mount(node-1,pod-2:ro)") << first.out;
+  auto again = run("1", seed);
+  EXPECT_EQ(again.exit_code, 1) << again.out;
+  EXPECT_NE(again.out.find("random walk 1 of 1 (seed " + seed + ")"), std::string::npos)
+      << again.out;
+  EXPECT_EQ(shrunk(again.out), shrunk(first.out)) << again.out;
+}
+
+}  // namespace
