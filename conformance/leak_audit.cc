@@ -1,5 +1,7 @@
 #include "conformance/leak_audit.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -12,7 +14,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "conformance/background_process.h"
@@ -110,15 +112,32 @@ void ListFiles(const std::string& dir, std::set<std::string>& out) {
 }  // namespace
 
 std::optional<ProcStat> ReadProcStat(pid_t pid) {
-  const std::string line = FirstLine("/proc/" + std::to_string(pid) + "/stat");
-  auto close = line.rfind(')');
-  if (close == std::string::npos || close + 2 > line.size()) return std::nullopt;
-  std::istringstream rest(line.substr(close + 2));
-  std::string field;
-  std::vector<std::string> fields;
-  while (rest >> field) fields.push_back(field);
-  if (fields.size() < 20) return std::nullopt;
-  return ProcStat{fields[0][0], static_cast<pid_t>(std::stol(fields[1])), fields[19]};
+  // read(2), not a stream: the audit reads every process's stat twice per case.
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char buf[1024];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  const std::string_view line(buf, static_cast<std::size_t>(n));
+  const auto close = line.rfind(')');  // the command name may hold ") "
+  if (close == std::string_view::npos || close + 2 > line.size()) return std::nullopt;
+  std::vector<std::string_view> fields;  // from field 3 (state) on
+  std::string_view rest = line.substr(close + 2);
+  while (!rest.empty() && fields.size() < 20) {
+    const auto space = rest.find_first_of(" \n");
+    if (space != 0) fields.push_back(rest.substr(0, space));
+    if (space == std::string_view::npos) break;
+    rest.remove_prefix(space + 1);
+  }
+  if (fields.size() < 20 || fields[1].empty()) return std::nullopt;
+  pid_t ppid = 0;
+  for (char c : fields[1]) {
+    if (c < '0' || c > '9') return std::nullopt;
+    ppid = ppid * 10 + (c - '0');
+  }
+  return ProcStat{fields[0][0], ppid, std::string(fields[19])};
 }
 
 std::string CommandLine(pid_t pid) {
@@ -131,33 +150,40 @@ std::string CommandLine(pid_t pid) {
   return all.size() > 200 ? all.substr(0, 200) + "..." : all;
 }
 
-std::set<pid_t> Descendants(pid_t root) {
-  std::map<pid_t, pid_t> parent;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(e.path() / "stat");
-    std::string line;
-    if (!std::getline(in, line)) continue;
-    auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state = 0;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (state != 'Z') parent[std::stoi(name)] = ppid;
+namespace {
+
+// Every process's stat, read in one pass over /proc.
+std::map<pid_t, ProcStat> ProcessTable() {
+  std::map<pid_t, ProcStat> table;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return table;
+  while (const dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    if (auto stat = ReadProcStat(static_cast<pid_t>(pid))) table[static_cast<pid_t>(pid)] = *stat;
   }
+  ::closedir(proc);
+  return table;
+}
+
+std::set<pid_t> DescendantsIn(const std::map<pid_t, ProcStat>& table, pid_t root) {
   std::set<pid_t> out;
   bool grew = true;
   while (grew) {
     grew = false;
-    for (const auto& [pid, ppid] : parent) {
-      if ((ppid == root || out.count(ppid)) && !out.count(pid)) grew = out.insert(pid).second;
+    for (const auto& [pid, stat] : table) {
+      if (stat.state == 'Z') continue;
+      if ((stat.ppid == root || out.count(stat.ppid)) && !out.count(pid))
+        grew = out.insert(pid).second;
     }
   }
   return out;
 }
+
+}  // namespace
+
+std::set<pid_t> Descendants(pid_t root) { return DescendantsIn(ProcessTable(), root); }
 
 std::vector<std::string> LoopDevicesUnder(const std::string& dir) {
   std::vector<std::string> out;
@@ -183,13 +209,11 @@ HostSnapshot TakeHostSnapshot(const std::string& run_dir, pid_t root) {
       if (!pid.empty()) s.nbd[name] = pid;
     }
   }
-  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (auto start = StartTime(std::stoi(name)); !start.empty())
-      s.processes[std::stoi(name)] = start;
+  const auto table = ProcessTable();
+  for (const auto& [pid, stat] : table) {
+    if (stat.state != 'Z') s.processes[pid] = stat.start_time;
   }
-  s.descendants = Descendants(root);
+  s.descendants = DescendantsIn(table, root);
   return s;
 }
 

@@ -15,10 +15,10 @@ std::vector<MountEntry> ReadMountTable(pid_t pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/mountinfo";
   // Read through one large buffer: the kernel formats the table afresh for
   // each read(2), and the harness reads it after nearly every step.
+  std::vector<char> buffer(65536);  // outlives the FILE that uses it
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "re"), std::fclose);
   if (!file) throw std::runtime_error("read mount table " + path + ": " + std::strerror(errno));
-  char buffer[65536];
-  std::setvbuf(file.get(), buffer, _IOFBF, sizeof buffer);
+  std::setvbuf(file.get(), buffer.data(), _IOFBF, buffer.size());
   std::unique_ptr<libmnt_table, void (*)(libmnt_table*)> table(mnt_new_table(), mnt_unref_table);
   if (!table || mnt_table_parse_stream(table.get(), file.get(), path.c_str()) != 0) {
     throw std::runtime_error("read mount table " + path + ": libmount cannot parse it");
