@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -131,12 +132,11 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
     if (space == std::string_view::npos) break;
     rest.remove_prefix(space + 1);
   }
-  if (fields.size() < 20 || fields[1].empty()) return std::nullopt;
   pid_t ppid = 0;
-  for (char c : fields[1]) {
-    if (c < '0' || c > '9') return std::nullopt;
-    ppid = ppid * 10 + (c - '0');
-  }
+  if (fields.size() < 20 ||
+      std::from_chars(fields[1].data(), fields[1].data() + fields[1].size(), ppid).ec !=
+          std::errc())
+    return std::nullopt;
   return ProcStat{fields[0][0], ppid, std::string(fields[19])};
 }
 

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "driver/convoy/file_text.h"
 #include "driver/convoy/names.h"
+#include "driver/sdk/file_text.h"
 
 namespace convoy_flexvolume {
 namespace {
@@ -142,7 +142,7 @@ Config ParseConfig(const std::string& text, const std::string& path) {
 }
 
 Config LoadConfig(const std::string& path) {
-  const auto text = ReadFileText(path);
+  const auto text = flexvolume::ReadFileText(path);
   if (!text) {
     if (errno == ENOENT) return Config{};
     throw std::runtime_error("cannot read config " + path + ": " + std::strerror(errno));

@@ -9,13 +9,13 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "driver/convoy/file_text.h"
+#include "driver/sdk/file_text.h"
 
 namespace convoy_flexvolume {
 namespace {
 
 std::string ReadAll(const std::string& path) {
-  auto bytes = ReadFileText(path);
+  auto bytes = flexvolume::ReadFileText(path);
   if (!bytes) throw std::runtime_error("read " + path + ": " + std::strerror(errno));
   return std::move(*bytes);
 }

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "driver/convoy/file_text.h"
+#include "driver/sdk/file_text.h"
 
 namespace convoy_flexvolume {
 namespace {
@@ -63,7 +63,7 @@ void RecordStore::Put(const std::vector<std::string>& key, const std::string& va
 std::optional<std::string> RecordStore::Get(const std::vector<std::string>& key) const {
   const std::string path = PathFor(key);
   if (path.empty()) return std::nullopt;
-  return ReadFileText(path);
+  return flexvolume::ReadFileText(path);
 }
 
 void RecordStore::Erase(const std::vector<std::string>& key) {

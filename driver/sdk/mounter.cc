@@ -1,14 +1,13 @@
 #include "driver/sdk/mounter.h"
 
-#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/mount.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "driver/sdk/file_text.h"
 #include "driver/sdk/mountinfo.h"
 
 namespace flexvolume {
@@ -64,28 +63,12 @@ bool SystemMounter::Unmount(const std::string& target, std::string* err) {
 }
 
 bool SystemMounter::List(std::vector<MountEntry>* out, std::string* err) {
-  const int fd = ::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const auto text = ReadFileText("/proc/self/mountinfo");
+  if (!text) {
     *err = "read /proc/self/mountinfo: " + ErrnoText(errno);
     return false;
   }
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n > 0) {
-      text.append(buf, static_cast<std::size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      const int read_err = n == 0 ? 0 : errno;
-      ::close(fd);
-      if (read_err != 0) {
-        *err = "read /proc/self/mountinfo: " + ErrnoText(read_err);
-        return false;
-      }
-      break;
-    }
-  }
-  if (!ParseMountInfo(text, out, err)) {
+  if (!ParseMountInfo(*text, out, err)) {
     *err = "read /proc/self/mountinfo: " + *err;
     return false;
   }

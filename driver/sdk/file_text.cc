@@ -1,11 +1,11 @@
-#include "driver/convoy/file_text.h"
+#include "driver/sdk/file_text.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 
-namespace convoy_flexvolume {
+namespace flexvolume {
 
 std::optional<std::string> ReadFileText(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -29,4 +29,4 @@ std::optional<std::string> ReadFileText(const std::string& path) {
   return text;
 }
 
-}  // namespace convoy_flexvolume
+}  // namespace flexvolume
