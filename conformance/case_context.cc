@@ -320,11 +320,11 @@ std::string CaseContext::ControlPlanePath() {
 void CaseContext::Skip(const std::string& why) const { throw CaseSkip(why); }
 
 std::size_t CaseContext::MountCount(sim::Node& n, const std::string& target) const {
-  return sim::MountCountAt(sim::ReadMountTable(n.holder_pid()), target);
+  return sim::MountCountAt(*n.Mounts(), target);
 }
 
 std::string CaseContext::MountOptions(sim::Node& n, const std::string& target) const {
-  return sim::TopmostOptionsAt(sim::ReadMountTable(n.holder_pid()), target);
+  return sim::TopmostOptionsAt(*n.Mounts(), target);
 }
 
 sim::CallResult CaseContext::Call(sim::Node& n, const sim::Args& args, const std::string& component,

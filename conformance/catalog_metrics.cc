@@ -89,7 +89,8 @@ void SelinuxLabelsHold(CaseContext& c) {
   std::string why;
   if (!HoldsSecurityLabels(n, v.pod_dir, &why)) {
     std::string fs;
-    for (const auto& m : sim::ReadMountTable(n.holder_pid()))
+    const auto table = n.Mounts();
+    for (const auto& m : *table)
       if (m.target == v.pod_dir) fs = m.fs_type;
     c.Warn("init leaves selinuxRelabel true, but the volume's filesystem (" +
            (fs.empty() ? std::string("unknown type") : fs) + ") cannot hold security labels (" +

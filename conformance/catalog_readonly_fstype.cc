@@ -77,7 +77,8 @@ bool IsFormatted(const std::string& fs) {
 }
 
 std::string FsOf(sim::Node& n, const std::string& target) {
-  for (const auto& m : sim::ReadMountTable(n.holder_pid())) {
+  const auto table = n.Mounts();
+  for (const auto& m : *table) {
     if (m.target == target) return m.fs_type;
   }
   return "";
@@ -88,7 +89,8 @@ std::string FsOf(sim::Node& n, const std::string& target) {
 // not make: a hostPath- or NFS-like driver on an ext4 node.
 bool IsBindOfADirectory(sim::Node& n, const std::string& target) {
   bool bind = false;
-  for (const auto& m : sim::ReadMountTable(n.holder_pid()))
+  const auto table = n.Mounts();
+  for (const auto& m : *table)
     if (m.target == target) bind = m.root != "/";  // the topmost mount wins
   return bind;
 }

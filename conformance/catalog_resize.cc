@@ -42,7 +42,8 @@ std::uint64_t Capacity(CaseContext& c, const PodVolume& v) {
 
 std::string FsTypeAt(sim::Node& n, const std::string& target) {
   std::string fs;
-  for (const auto& m : sim::ReadMountTable(n.holder_pid()))
+  const auto table = n.Mounts();
+  for (const auto& m : *table)
     if (m.target == target) fs = m.fs_type;  // the topmost mount wins
   return fs;
 }

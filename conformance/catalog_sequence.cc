@@ -336,7 +336,8 @@ class SequenceRun {
       const auto& want = state.nodes[i];
       const std::string where = v.node->name() + ": ";
       // One read of the node's table for every path checked below.
-      const auto table = sim::ReadMountTable(v.node->holder_pid());
+      const auto mounts = v.node->Mounts();
+      const auto& table = *mounts;
       if (model_.domain().attachable) {
         const std::size_t count = sim::MountCountAt(table, v.global_path);
         const std::size_t expected = want.device_mounted ? 1 : 0;

@@ -197,7 +197,9 @@ std::vector<std::string> LoopDevicesUnder(const std::string& dir) {
 HostSnapshot TakeHostSnapshot(const std::string& run_dir, pid_t root) {
   HostSnapshot s;
   s.run_dir = Resolved(run_dir);
-  s.mounts = sim::ReadMountTable(::getpid());
+  // The harness's own namespace outlives every case: one watch for the run.
+  static sim::MountTableWatch host_mounts(::getpid());
+  s.mounts = *host_mounts.Current();
   s.loops = LoopBackingFiles();
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/sys/block", ec)) {
@@ -219,7 +221,7 @@ HostSnapshot TakeHostSnapshot(const std::string& run_dir, pid_t root) {
 
 NodeSnapshot TakeNodeSnapshot(const sim::Node& node) {
   NodeSnapshot s;
-  if (node.running()) s.mounts = sim::ReadMountTable(node.holder_pid());
+  s.mounts = *node.Mounts();
   ListFiles(node.kubelet_root(), s.files);
   ListFiles(node.plugin_dir(), s.files);
   return s;

@@ -10,9 +10,9 @@ std::vector<std::string> RedactedArgv(const std::string& executable, const Args&
   return argv;
 }
 
-std::vector<MountEntry> Snapshot(Node& node) {
-  if (!node.running()) return {};
-  return node.filesystem().Mounts();
+MountTable Snapshot(Node& node) {
+  if (!node.running()) return std::make_shared<const std::vector<MountEntry>>();
+  return node.Mounts();
 }
 
 }  // namespace
@@ -77,8 +77,8 @@ CallResult DriverInvoker::Call(Node& node, const std::string& component,
   if (record.verdict.status)
     record.verdict.status->message = redactor.Apply(record.verdict.status->message);
   record.harness_problem = result.harness_problem;
-  record.mounts_added = MountsAdded(before, after);
-  record.mounts_removed = MountsAdded(after, before);
+  record.mounts_added = MountsAdded(*before, *after);
+  record.mounts_removed = MountsAdded(*after, *before);
   transcript_.AddCall(record);
   return result;
 }

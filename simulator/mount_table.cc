@@ -1,6 +1,9 @@
 #include "simulator/mount_table.h"
 
+#include <fcntl.h>
 #include <libmount.h>
+#include <poll.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,17 +14,18 @@
 
 namespace flexkit::sim {
 
-std::vector<MountEntry> ReadMountTable(pid_t pid) {
-  std::string path = "/proc/" + std::to_string(pid) + "/mountinfo";
-  // Read through one large buffer: the kernel formats the table afresh for
-  // each read(2), and the harness reads it after nearly every step.
-  std::vector<char> buffer(65536);  // outlives the FILE that uses it
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "re"), std::fclose);
-  if (!file) throw std::runtime_error("read mount table " + path + ": " + std::strerror(errno));
-  std::setvbuf(file.get(), buffer.data(), _IOFBF, buffer.size());
+namespace {
+
+std::string MountInfoPath(pid_t pid) { return "/proc/" + std::to_string(pid) + "/mountinfo"; }
+
+[[noreturn]] void Unreadable(const std::string& path, const std::string& why) {
+  throw std::runtime_error("read mount table " + path + ": " + why);
+}
+
+std::vector<MountEntry> Parse(FILE* file, const std::string& path) {
   std::unique_ptr<libmnt_table, void (*)(libmnt_table*)> table(mnt_new_table(), mnt_unref_table);
-  if (!table || mnt_table_parse_stream(table.get(), file.get(), path.c_str()) != 0) {
-    throw std::runtime_error("read mount table " + path + ": libmount cannot parse it");
+  if (!table || mnt_table_parse_stream(table.get(), file, path.c_str()) != 0) {
+    Unreadable(path, "libmount cannot parse it");
   }
   std::unique_ptr<libmnt_iter, void (*)(libmnt_iter*)> iter(mnt_new_iter(MNT_ITER_FORWARD),
                                                             mnt_free_iter);
@@ -34,6 +38,73 @@ std::vector<MountEntry> ReadMountTable(pid_t pid) {
                        mnt_fs_get_root(fs) ? str(mnt_fs_get_root(fs)) : "/"});
   }
   return entries;
+}
+
+// The whole file from its start, with read(2) in large pieces: the kernel
+// formats the table afresh for each read.
+std::string ReadAll(int fd, const std::string& path) {
+  if (::lseek(fd, 0, SEEK_SET) != 0) Unreadable(path, std::strerror(errno));
+  std::string text;
+  std::size_t used = 0;
+  for (;;) {
+    text.resize(used + 65536);
+    const ssize_t n = ::read(fd, text.data() + used, text.size() - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) Unreadable(path, std::strerror(errno));
+    if (n == 0) break;
+    used += static_cast<std::size_t>(n);
+  }
+  text.resize(used);
+  return text;
+}
+
+std::vector<MountEntry> ParseText(std::string& text, const std::string& path) {
+  if (text.empty()) return {};
+  std::unique_ptr<FILE, int (*)(FILE*)> file(::fmemopen(text.data(), text.size(), "r"),
+                                             std::fclose);
+  if (!file) Unreadable(path, std::strerror(errno));
+  return Parse(file.get(), path);
+}
+
+}  // namespace
+
+std::vector<MountEntry> ReadMountTable(pid_t pid) {
+  const std::string path = MountInfoPath(pid);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) Unreadable(path, std::strerror(errno));
+  std::string text;
+  try {
+    text = ReadAll(fd, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return ParseText(text, path);
+}
+
+MountTable MountTableWatch::Current() {
+  const std::string path = MountInfoPath(pid_);
+  std::lock_guard lock(mutex_);
+  if (fd_ < 0) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) Unreadable(path, std::strerror(errno));
+    table_.reset();
+  }
+  // Poll before reading: a change after the poll flags the file again.
+  pollfd changed{fd_, POLLPRI, 0};
+  if (::poll(&changed, 1, 0) < 0) Unreadable(path, std::strerror(errno));
+  if (table_ && (changed.revents & POLLPRI) == 0) return table_;
+  std::string text = ReadAll(fd_, path);
+  table_ = std::make_shared<const std::vector<MountEntry>>(ParseText(text, path));
+  return table_;
+}
+
+void MountTableWatch::Close() {
+  std::lock_guard lock(mutex_);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  table_.reset();
 }
 
 std::size_t MountCountAt(const std::vector<MountEntry>& table, const std::string& target) {

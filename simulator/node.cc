@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -132,6 +133,7 @@ void ProcessNamespaceHolder::Start(const std::string& node) {
                              ": unshare(CLONE_NEWNS) and make / private: " + Why(err));
   }
   holder_pid_ = pid;
+  mount_table_ = std::make_unique<MountTableWatch>(pid);
   std::string ns_path = "/proc/" + std::to_string(pid) + "/ns/mnt";
   ns_fd_ = ::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (ns_fd_ < 0) {
@@ -173,8 +175,14 @@ void ProcessNamespaceHolder::Stop() {
   ::kill(holder_pid_, SIGKILL);
   ::waitpid(holder_pid_, nullptr, 0);
   holder_pid_ = -1;
+  mount_table_.reset();
   if (ns_fd_ >= 0) ::close(ns_fd_);
   ns_fd_ = -1;
+}
+
+MountTable ProcessNamespaceHolder::Mounts() const {
+  if (!mount_table_) return std::make_shared<const std::vector<MountEntry>>();
+  return mount_table_->Current();
 }
 
 std::string NamespaceFilesystem::InNamespace(const std::string& path) const {
@@ -211,16 +219,12 @@ bool NamespaceFilesystem::IsMountPoint(const std::string& path) {
   InNamespace(path);
   std::string clean = std::filesystem::path(path).lexically_normal().string();
   if (clean.size() > 1 && clean.back() == '/') clean.pop_back();
-  for (const auto& m : ReadMountTable(holder_.holder_pid())) {
-    if (m.target == clean) return true;
-  }
-  return false;
+  const auto table = holder_.Mounts();
+  return std::any_of(table->begin(), table->end(),
+                     [&](const MountEntry& m) { return m.target == clean; });
 }
 
-std::vector<MountEntry> NamespaceFilesystem::Mounts() {
-  if (!holder_.running()) return {};
-  return ReadMountTable(holder_.holder_pid());
-}
+std::vector<MountEntry> NamespaceFilesystem::Mounts() { return *holder_.Mounts(); }
 
 std::vector<std::string> NamespaceFilesystem::ListDir(const std::string& path) {
   std::vector<std::string> names;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "simulator/mount_table.h"
 #include "simulator/node_filesystem.h"
 
 namespace flexkit::sim {
@@ -31,6 +32,8 @@ class NamespaceHolder {
   virtual pid_t holder_pid() const = 0;              // -1 when there is no process
   virtual int mount_namespace_fd() const = 0;        // -1 while stopped, or in memory
   virtual std::vector<pid_t> Processes() const = 0;  // in the namespace, the holder aside
+  // The namespace's mount table now; empty while stopped.
+  virtual MountTable Mounts() const = 0;
 };
 
 // A holder process that unshared its mount namespace (made / private) and
@@ -44,10 +47,13 @@ class ProcessNamespaceHolder : public NamespaceHolder {
   pid_t holder_pid() const override { return holder_pid_; }
   int mount_namespace_fd() const override { return ns_fd_; }
   std::vector<pid_t> Processes() const override;
+  MountTable Mounts() const override;
 
  private:
   pid_t holder_pid_ = -1;
   int ns_fd_ = -1;
+  // Read through while running; closed by Stop, as it holds the namespace.
+  mutable std::unique_ptr<MountTableWatch> mount_table_;
 };
 
 class Node {
@@ -82,6 +88,8 @@ class Node {
 
   // Processes (other than the holder) living in the namespace now.
   std::vector<pid_t> ProcessesInNamespace() const { return holder_->Processes(); }
+  // The mounts in the namespace now (empty while crashed).
+  MountTable Mounts() const { return holder_->Mounts(); }
 
   NodeFilesystem& filesystem() { return *filesystem_; }
 

@@ -1,15 +1,18 @@
 // A node: its own mount namespace, crash and restart, nothing left behind.
 #include "simulator/node.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "simulator/boost_process_runner.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
 namespace flexkit::sim {
@@ -90,6 +93,75 @@ TEST_F(SimulatorNode, CrashKillsEverythingInTheNamespaceAndItsMounts) {
   EXPECT_TRUE(node.ProcessesInNamespace().empty());
   EXPECT_FALSE(node.filesystem().IsMountPoint(target));
   EXPECT_TRUE(std::filesystem::is_directory(target));  // same disk
+}
+
+const MountEntry* TopmostAt(const MountTable& table, const std::string& target) {
+  const MountEntry* found = nullptr;
+  for (const auto& m : *table)
+    if (m.target == target) found = &m;
+  return found;
+}
+
+// The node's table is read again only when the kernel flags a change,
+// whoever made it: the harness, a remount, or a process in the namespace.
+TEST_F(SimulatorNode, MountTableIsReadAgainOnlyAfterAMountChange) {
+  Node node("n1", run_.path());
+  const std::string target = node.kubelet_root() + "/m";
+  node.filesystem().MakeDirs(target, 0750);
+  const MountTable first = node.Mounts();
+  EXPECT_EQ(node.Mounts().get(), first.get());  // unchanged: the same table, not re-read
+  EXPECT_EQ(TopmostAt(first, target), nullptr);
+
+  node.filesystem().Mount("tmpfs", target, "tmpfs", 0, "size=1m");
+  const MountTable mounted = node.Mounts();
+  EXPECT_NE(mounted.get(), first.get());
+  ASSERT_NE(TopmostAt(mounted, target), nullptr);
+  EXPECT_EQ(TopmostAt(mounted, target)->options.rfind("rw", 0), 0u);
+  EXPECT_EQ(node.Mounts().get(), mounted.get());
+
+  node.filesystem().Mount("", target, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
+  ASSERT_NE(TopmostAt(node.Mounts(), target), nullptr);
+  EXPECT_EQ(TopmostAt(node.Mounts(), target)->options.rfind("ro", 0), 0u);
+
+  ProcessSpec spec;
+  spec.executable = "/bin/umount";
+  spec.args = {target};
+  spec.mount_namespace_fd = node.mount_namespace_fd();
+  ASSERT_TRUE(BoostProcessRunner().Run(spec).exit.ok());
+  EXPECT_EQ(TopmostAt(node.Mounts(), target), nullptr);
+  EXPECT_FALSE(node.filesystem().IsMountPoint(target));
+}
+
+// The open mountinfo holds the namespace: a crash must close it, or the
+// namespace and its mounts outlive every process (a device stays busy
+// and a failover could not mount it elsewhere).
+TEST_F(SimulatorNode, CrashReleasesTheMountsTheTableWasWatching) {
+  const std::string image = run_.path() + "/disk.img";
+  { std::ofstream(image).close(); }
+  ASSERT_EQ(::truncate(image.c_str(), 16 << 20), 0);
+  ASSERT_EQ(flexkit::testing::RunProcess({"/sbin/mkfs.ext4", "-q", image}).exit_code, 0);
+  auto attach = flexkit::testing::RunProcess({"/sbin/losetup", "--find", "--show", image});
+  ASSERT_EQ(attach.exit_code, 0) << attach.err;
+  const std::string device = attach.out.substr(0, attach.out.find('\n'));
+  struct Detach {
+    std::string device;
+    ~Detach() { flexkit::testing::RunProcess({"/sbin/losetup", "-d", device}); }
+  } detach{device};
+
+  Node node("n1", run_.path());
+  const std::string target = node.kubelet_root() + "/disk";
+  node.filesystem().MakeDirs(target, 0750);
+  node.filesystem().Mount(device, target, "ext4", 0, "");
+  ASSERT_NE(TopmostAt(node.Mounts(), target), nullptr);  // the table is being watched
+  auto busy = [&] {
+    const int fd = ::open(device.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC);
+    if (fd >= 0) ::close(fd);
+    return fd < 0 && errno == EBUSY;
+  };
+  EXPECT_TRUE(busy());  // mounted: the filesystem claims the device
+  node.Crash();
+  EXPECT_TRUE(node.Mounts()->empty());
+  EXPECT_FALSE(busy()) << "the crashed node's mount outlived its namespace";
 }
 
 TEST_F(SimulatorNode, OperationsOnACrashedNodeSayItIsDown) {
