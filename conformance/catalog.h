@@ -27,9 +27,9 @@ struct Case {
 
 // flexconform's --depth, --random and --seed: what the [sequence] cases run.
 struct SequenceOptions {
-  int depth = 4;           // sequence/exhaustive: every sequence up to this many steps
+  int depth = 4;           // sequence/exhaustive: every call in every state closer than this
   int random_walks = 10;   // sequence/random: this many walks...
-  int walk_length = 12;    // ...of this many steps
+  int walk_length = 12;    // ...of this many steps (exhaustive's walks too)
   std::uint64_t seed = 1;  // walk i uses seed + i
   // How this run was started, selection left out ("flexconform --driver
   // D"): a failure's replay line starts with it.

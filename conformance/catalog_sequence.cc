@@ -1,10 +1,11 @@
-// [sequence]: every verb sequence of the reference model (conformance/model)
-// up to --depth, and seeded random walks, run against the driver through
-// the simulator. Every step's outcome and the real state after it (mounts
-// in the node's namespace; the attachment as isattached reports it and, on
-// the convoy-fake fixture, as the fake cloud records it) are compared with
-// the model; the first divergence is shrunk to the shortest
-// sequence that still fails and reported with how to replay it.
+// [sequence]: walks of the reference model (conformance/model) that make
+// every call in every state closer than --depth (a transition tour), and
+// seeded random walks, run against the driver through the simulator.
+// Every step's outcome and the real state after it (mounts in the node's
+// namespace; the attachment as isattached reports it and, on the
+// convoy-fake fixture, as the fake cloud records it) are compared with the
+// model; the first divergence is shrunk to the shortest sequence that
+// still fails and reported with how to replay it.
 #include <sys/mount.h>
 
 #include <map>
@@ -577,11 +578,11 @@ std::optional<Divergence> RunFresh(CaseContext& c, const VolumeModel& m, const P
 void Exhaustive(CaseContext& c, const SequenceOptions& options) {
   const VolumeModel m = ModelFor(c);
   const Pods pods = PodsFor(c, m);
-  const auto enumeration = model::Enumerate(m, options.depth);
-  for (std::size_t i = 0; i < enumeration.sequences.size(); ++i) {
-    const auto& s = enumeration.sequences[i];
+  const auto tour = model::TransitionTour(m, options.depth, options.walk_length);
+  for (std::size_t i = 0; i < tour.walks.size(); ++i) {
+    const auto& s = tour.walks[i];
     const std::string label =
-        "sequence " + std::to_string(i + 1) + " of " + std::to_string(enumeration.sequences.size());
+        "walk " + std::to_string(i + 1) + " of " + std::to_string(tour.walks.size());
     if (auto d = RunFresh(c, m, pods, s, label)) {
       ShrinkAndFail(c, m, pods, s, *d, label + " (depth " + std::to_string(options.depth) + ")",
                     options.command + " --focus sequence/exhaustive --depth " +
@@ -589,9 +590,10 @@ void Exhaustive(CaseContext& c, const SequenceOptions& options) {
     }
   }
   c.transcript().AddEvent("sequence/exhaustive", {{"depth", options.depth},
-                                                  {"states", enumeration.states},
-                                                  {"sequences", enumeration.sequences.size()},
-                                                  {"steps", enumeration.steps}});
+                                                  {"states", tour.states},
+                                                  {"transitions", tour.transitions},
+                                                  {"walks", tour.walks.size()},
+                                                  {"steps", tour.steps}});
 }
 
 void Random(CaseContext& c, const SequenceOptions& options) {

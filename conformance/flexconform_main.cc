@@ -142,8 +142,10 @@ int main(int argc, char** argv) {
                  "report every outcome that differs from the recorded one (exit 1 if any)");
   CatalogOptions catalog_options;
   std::optional<std::uint64_t> seed;
-  app.add_option("--depth", catalog_options.sequence.depth,
-                 "sequence/exhaustive: every verb sequence up to this many steps (default 4)")
+  app.add_option(
+         "--depth", catalog_options.sequence.depth,
+         "sequence/exhaustive: every call kubelet could make in every state reached in fewer "
+         "than this many steps, in walks of up to 12 (default 4)")
       ->check(CLI::Range(1, 8));
   app.add_option("--random", catalog_options.sequence.random_walks,
                  "sequence/random: how many random walks (default 10)")

@@ -2,42 +2,48 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
+#include <optional>
 #include <set>
 
 namespace flexkit::conform::model {
 
-Enumeration Enumerate(const VolumeModel& model, int depth) {
-  Enumeration result;
-  struct Node {
-    State state;
-    Sequence path;
-  };
-  std::set<State> seen = {model.Initial()};
-  std::deque<Node> frontier = {Node{model.Initial(), {}}};
-  while (!frontier.empty()) {
-    Node node = std::move(frontier.front());
-    frontier.pop_front();
-    if (static_cast<int>(node.path.size()) >= depth) continue;
-    for (const auto& action : model.EnabledActions(node.state)) {
-      Sequence path = node.path;
-      path.push_back(action);
-      State next = model.Next(node.state, action);
-      const bool fresh = seen.insert(next).second;
-      const bool extend =
-          fresh && static_cast<int>(path.size()) < depth && !model.EnabledActions(next).empty();
-      if (extend) {
-        frontier.push_back(Node{std::move(next), std::move(path)});
-      } else {
-        result.steps += path.size();
-        result.sequences.push_back(std::move(path));
-      }
-    }
-  }
-  result.states = seen.size();
-  return result;
+namespace {
+
+using Uncovered = std::map<State, std::set<Action>>;
+
+void MarkCovered(Uncovered& uncovered, const State& state, const Action& action) {
+  auto here = uncovered.find(state);
+  if (here == uncovered.end()) return;
+  here->second.erase(action);
+  if (here->second.empty()) uncovered.erase(here);
 }
 
-namespace {
+// The shortest way (breadth-first, at most `budget` steps) from `from` to
+// a state with an uncovered call, not through `initial`: arriving there
+// ends a walk. nullopt when there is none within the budget.
+std::optional<Sequence> WayToUncovered(const VolumeModel& model, const State& from,
+                                       const State& initial, const Uncovered& uncovered,
+                                       std::size_t budget) {
+  std::map<State, Sequence> way = {{from, {}}};
+  std::deque<State> queue = {from};
+  while (!queue.empty()) {
+    const State s = std::move(queue.front());
+    queue.pop_front();
+    const Sequence path = way.at(s);
+    if (path.size() >= budget) continue;
+    for (const auto& a : model.EnabledActions(s)) {
+      State next = model.Next(s, a);
+      if (next == initial || way.count(next)) continue;
+      Sequence longer = path;
+      longer.push_back(a);
+      if (uncovered.count(next)) return longer;
+      way.emplace(next, std::move(longer));
+      queue.push_back(std::move(next));
+    }
+  }
+  return std::nullopt;
+}
 
 // splitmix64: small, fast and fully specified, so walks are reproducible.
 std::uint64_t Mix(std::uint64_t& x) {
@@ -48,6 +54,66 @@ std::uint64_t Mix(std::uint64_t& x) {
 }
 
 }  // namespace
+
+Tour TransitionTour(const VolumeModel& model, int depth, int max_length) {
+  const State initial = model.Initial();
+  Tour tour;
+  // Breadth-first: the calls to cover are those of states closer than `depth`.
+  Uncovered uncovered;
+  std::map<State, int> distance = {{initial, 0}};
+  std::deque<State> queue = {initial};
+  while (!queue.empty()) {
+    const State s = std::move(queue.front());
+    queue.pop_front();
+    const int d = distance.at(s);
+    if (d >= depth) continue;
+    for (const auto& a : model.EnabledActions(s)) {
+      uncovered[s].insert(a);
+      ++tour.transitions;
+      State next = model.Next(s, a);
+      if (distance.emplace(next, d + 1).second) queue.push_back(std::move(next));
+    }
+  }
+  tour.states = distance.size();
+  const std::size_t limit = static_cast<std::size_t>(std::max(max_length, depth));
+  while (!uncovered.empty()) {
+    Sequence walk;
+    State s = initial;
+    while (walk.size() < limit) {
+      auto here = uncovered.find(s);
+      if (here == uncovered.end()) {
+        auto way = WayToUncovered(model, s, initial, uncovered, limit - walk.size() - 1);
+        if (!way) break;
+        for (const auto& a : *way) {
+          MarkCovered(uncovered, s, a);
+          walk.push_back(a);
+          s = model.Next(s, a);
+        }
+        continue;
+      }
+      // Rather a call that leads on to more uncovered ones, and not back
+      // to the start; among equals, the first in (verb, node, pod) order.
+      const Action* best = nullptr;
+      int best_score = -1;
+      for (const auto& a : here->second) {
+        const State next = model.Next(s, a);
+        const int score = (uncovered.count(next) ? 2 : 0) + (next == initial ? 0 : 1);
+        if (score > best_score) {
+          best = &a;
+          best_score = score;
+        }
+      }
+      const Action a = *best;
+      MarkCovered(uncovered, s, a);
+      walk.push_back(a);
+      s = model.Next(s, a);
+      if (s == initial) break;
+    }
+    tour.steps += walk.size();
+    tour.walks.push_back(std::move(walk));
+  }
+  return tour;
+}
 
 std::uint64_t WalkSeed(std::uint64_t run_seed, std::size_t index) { return run_seed + index; }
 

@@ -1,10 +1,11 @@
 #pragma once
 // Which sequences of the model to run and how to shrink a failing one:
-// a depth-bounded enumeration pruned by abstract-state equivalence, seeded
-// random walks, and a delta-debugging shrinker. Driver-independent: the
+// a depth-bounded transition tour over abstract states, seeded random
+// walks, and a delta-debugging shrinker. Driver-independent: the
 // shrinker only sees a predicate that runs a sequence.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -12,17 +13,22 @@
 
 namespace flexkit::conform::model {
 
-// Every feasible sequence of at most `depth` steps, pruned: a prefix is
-// extended only from the first (shortest, in breadth-first order) prefix
-// reaching its abstract state. What is returned are the maximal sequences
-// of that tree, so each explored step is run at least once and a prefix
-// is never run on its own.
-struct Enumeration {
-  std::vector<Sequence> sequences;
-  std::size_t states = 0;  // distinct abstract states reached
-  std::size_t steps = 0;   // total steps over all sequences
+// Walks that between them make every call kubelet could make in every
+// state reached in fewer than `depth` steps (abstract states: two prefixes
+// reaching the same state are one). A transition tour, not one sequence
+// per call: each walk starts on a fresh volume and takes an uncovered call
+// where there is one, else the shortest way to the nearest state that
+// still has one. It ends when it is back in the initial state (so each call
+// on a fresh volume starts a walk of its own), after `max_length` steps
+// (at least `depth`), or when nothing is left. Every call runs at least
+// once, most exactly once.
+struct Tour {
+  std::vector<Sequence> walks;
+  std::size_t states = 0;       // distinct abstract states within `depth` steps
+  std::size_t transitions = 0;  // (state, call) pairs to cover
+  std::size_t steps = 0;        // total steps over all walks
 };
-Enumeration Enumerate(const VolumeModel& model, int depth);
+Tour TransitionTour(const VolumeModel& model, int depth, int max_length);
 
 // A walk of `length` steps choosing uniformly among the enabled actions;
 // the same seed gives the same walk on every platform (no std::

@@ -1,5 +1,5 @@
 // The reference model (conformance/model): transitions and expected
-// outcomes from flexvolume-protocol §5 and §7, the pruned enumeration,
+// outcomes from flexvolume-protocol §5 and §7, the transition tour,
 // seeded walks and the shrinker on synthetic predicates.
 #include <gtest/gtest.h>
 
@@ -200,60 +200,89 @@ TEST(VolumeModel, DisabledCallsHaveNoExpectation) {
   EXPECT_TRUE(m.Feasible({A(Verb::kAttach), A(Verb::kMountDevice), A(Verb::kMount, 0, 0)}));
 }
 
-// Counts worked by hand: mount-only, 1 node, 2 pods has 4 states; from
-// each state reached first at depth < D, every enabled action (4) ends a
-// sequence unless it reaches a new state that is extended.
-TEST(Enumerate, PruningKeepsCountsSmallAndKnown) {
-  const auto mount_only = MountOnly();
-  auto e1 = Enumerate(mount_only, 1);
-  EXPECT_EQ(e1.sequences.size(), 4u);  // each action alone
-  auto e2 = Enumerate(mount_only, 2);
-  // depth 0: 2 unmounts end; depth 1 (pod-1 or pod-2 mounted): 4 each.
-  EXPECT_EQ(e2.sequences.size(), 2u + 4u + 4u);
-  EXPECT_EQ(e2.states, 4u);
-  auto e3 = Enumerate(mount_only, 3);
-  // as depth 2, but the first path to both-mounted is extended (4 more, minus itself).
-  EXPECT_EQ(e3.sequences.size(), 2u + 3u + 4u + 4u);
-  EXPECT_EQ(Enumerate(mount_only, 4).sequences.size(), e3.sequences.size());  // saturated
-
-  const auto attachable = Attachable();
-  auto a2 = Enumerate(attachable, 2);
-  // Initial: attach (new), isattached, unmount x2, unmountdevice, detach (5 end);
-  // attached: 8 enabled, mountdevice reaches a new state at depth 2 (ends too).
-  EXPECT_EQ(a2.sequences.size(), 5u + 8u);
-  auto a4 = Enumerate(attachable, 4);
-  EXPECT_EQ(a4.states, 6u);  // {}, attached, +device, +pod-1, +pod-2, +both (depth 4)
-  std::set<Sequence> distinct(a4.sequences.begin(), a4.sequences.end());
-  EXPECT_EQ(distinct.size(), a4.sequences.size());
-  for (const auto& s : a4.sequences) {
-    EXPECT_TRUE(attachable.Feasible(s)) << SequenceName(s);
-    EXPECT_LE(s.size(), 4u);
+// The calls to cover, found independently of the tour: breadth-first,
+// every enabled call of every state closer than `depth`.
+std::set<std::pair<State, Action>> CallsWithin(const VolumeModel& m, int depth) {
+  std::set<std::pair<State, Action>> calls;
+  std::set<State> frontier = {m.Initial()}, seen = frontier;
+  for (int d = 0; d < depth; ++d) {
+    std::set<State> next_frontier;
+    for (const auto& s : frontier) {
+      for (const auto& a : m.EnabledActions(s)) {
+        calls.insert({s, a});
+        if (seen.insert(m.Next(s, a)).second) next_frontier.insert(m.Next(s, a));
+      }
+    }
+    frontier = std::move(next_frontier);
   }
-  // Two nodes: more states, still far from the unpruned count.
-  auto two = Enumerate(Attachable(2), 4);
-  EXPECT_LT(two.sequences.size(), 1000u);
+  return calls;
 }
 
-TEST(Enumerate, EveryReachableStateAndEnabledStepIsCovered) {
-  const auto m = Attachable(2);
-  const auto e = Enumerate(m, 6);
-  std::set<std::pair<State, Action>> covered;
-  for (const auto& s : e.sequences) {
-    State state = m.Initial();
-    for (const auto& a : s) {
-      covered.insert({state, a});
-      state = m.Next(state, a);
+// Worked by hand: mount-only, 1 node, 2 pods, depth 2 has 12 calls to
+// cover (4 in each of {}, {pod-1} and {pod-2}). A walk prefers a call
+// leading to more uncovered calls, ends back at the start, and finally
+// reaches the last ones the shortest way.
+TEST(TransitionTour, MountOnlyDepthTwoByHand) {
+  const auto m = MountOnly();
+  const auto tour = TransitionTour(m, 2, 12);
+  const Action m1 = A(Verb::kMount, 0, 0), m2 = A(Verb::kMount, 0, 1);
+  const Action u1 = A(Verb::kUnmount, 0, 0), u2 = A(Verb::kUnmount, 0, 1);
+  const std::vector<Sequence> expected = {
+      {m1, m1, u2, u1}, {m2, m2, u1, u2}, {u1}, {u2}, {m1, m2, u1, m1}};
+  EXPECT_EQ(tour.walks, expected);
+  EXPECT_EQ(tour.transitions, 12u);
+  EXPECT_EQ(tour.states, 4u);
+  EXPECT_EQ(tour.steps, 14u);
+}
+
+// For every domain and depth: every call to cover is made, every walk is
+// one kubelet could issue and within its length, and a call in the
+// initial state is only ever a walk's first (made on a fresh volume).
+TEST(TransitionTour, CoversEveryCallWithinDepthInFeasibleWalks) {
+  for (const auto& m : {MountOnly(1), MountOnly(2), Attachable(1), Attachable(2)}) {
+    for (int depth = 1; depth <= 6; ++depth) {
+      const int max_length = 12;
+      const auto tour = TransitionTour(m, depth, max_length);
+      const auto want = CallsWithin(m, depth);
+      std::set<std::pair<State, Action>> made;
+      std::size_t steps = 0;
+      for (const auto& walk : tour.walks) {
+        ASSERT_FALSE(walk.empty());
+        EXPECT_TRUE(m.Feasible(walk)) << SequenceName(walk);
+        EXPECT_LE(walk.size(), static_cast<std::size_t>(max_length));
+        State state = m.Initial();
+        for (std::size_t i = 0; i < walk.size(); ++i) {
+          if (i > 0) {
+            EXPECT_NE(state, m.Initial()) << SequenceName(walk) << " step " << i + 1;
+          }
+          made.insert({state, walk[i]});
+          state = m.Next(state, walk[i]);
+        }
+        steps += walk.size();
+      }
+      for (const auto& call : want) {
+        EXPECT_TRUE(made.count(call)) << "depth " << depth << ": " << StateName(call.first) << " "
+                                      << ActionName(call.second) << " never made";
+      }
+      EXPECT_EQ(tour.transitions, want.size());
+      EXPECT_EQ(tour.steps, steps);
     }
   }
-  std::set<State> states;
-  for (const auto& [state, action] : covered) states.insert(state);
-  EXPECT_EQ(states.size(), e.states);  // 1 + 5 per node: RWO keeps it on one node at a time
-  EXPECT_EQ(e.states, 11u);
-  for (const auto& state : states) {
-    for (const auto& a : m.EnabledActions(state)) {
-      EXPECT_TRUE(covered.count({state, a})) << StateName(state) << " " << ActionName(a);
-    }
-  }
+}
+
+// What the tour saves against one fresh sequence per call (the old
+// enumeration: 106 sequences and 316 steps for mount-only on 2 nodes at
+// depth 4; 110 and 338 for attachable on 2 nodes).
+TEST(TransitionTour, FewerWalksAndStepsThanOneSequencePerCall) {
+  const auto mount_only = TransitionTour(MountOnly(2), 4, 12);
+  EXPECT_EQ(mount_only.states, 16u);
+  EXPECT_EQ(mount_only.transitions, 120u);
+  EXPECT_LE(mount_only.walks.size(), 20u);
+  EXPECT_LE(mount_only.steps, 150u);
+  const auto attachable = TransitionTour(Attachable(2), 4, 12);
+  EXPECT_EQ(attachable.states, 11u);
+  EXPECT_LT(attachable.walks.size(), 110u / 2);
+  EXPECT_LT(attachable.steps, 338u / 2);
 }
 
 TEST(RandomWalk, SameSeedSameWalkAndAlwaysFeasible) {
