@@ -82,8 +82,10 @@ Node::Node(std::string name, const std::string& run_dir, std::map<std::string, s
   std::string base = run_dir + "/nodes/" + name_;
   kubelet_root_ = base + "/var/lib/kubelet";
   plugin_dir_ = base + "/usr/libexec/kubernetes/kubelet-plugins/volume/exec";
+  // The plugin dir is kubelet's to make: its prober's Init does MkdirAll
+  // (one mkdir fewer per level, per node, per case, where most cases never
+  // start a kubelet).
   std::filesystem::create_directories(kubelet_root_);
-  std::filesystem::create_directories(plugin_dir_);
   if (!holder_) holder_ = std::make_unique<ProcessNamespaceHolder>();
   filesystem_ =
       filesystem ? std::move(filesystem) : std::make_unique<NamespaceFilesystem>(*holder_, name_);

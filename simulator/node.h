@@ -58,7 +58,7 @@ class ProcessNamespaceHolder : public NamespaceHolder {
 
 class Node {
  public:
-  // Creates the node's directories under `run_dir`/nodes/`name` and starts
+  // Creates the node's kubelet root under `run_dir`/nodes/`name` and starts
   // its namespace. `holder` null: a ProcessNamespaceHolder; `filesystem`
   // null: a NamespaceFilesystem over the holder (both need CAP_SYS_ADMIN).
   Node(std::string name, const std::string& run_dir, std::map<std::string, std::string> env = {},

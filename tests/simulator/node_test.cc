@@ -31,11 +31,14 @@ class SimulatorNode : public ::testing::Test {
   flexkit::testing::TempDir run_{"flexsim-node"};
 };
 
-TEST_F(SimulatorNode, CreatesKubeletRootAndPluginDir) {
+// The plugin dir is left to kubelet's prober, which makes it (Init's MkdirAll).
+TEST_F(SimulatorNode, CreatesKubeletRootAndLeavesThePluginDirToKubelet) {
   Node node("n1", run_.path());
   EXPECT_EQ(node.kubelet_root(), run_.path() + "/nodes/n1/var/lib/kubelet");
   EXPECT_TRUE(std::filesystem::is_directory(node.kubelet_root()));
-  EXPECT_TRUE(std::filesystem::is_directory(node.plugin_dir()));
+  EXPECT_EQ(node.plugin_dir(),
+            run_.path() + "/nodes/n1/usr/libexec/kubernetes/kubelet-plugins/volume/exec");
+  EXPECT_FALSE(std::filesystem::exists(node.plugin_dir()));
 }
 
 TEST_F(SimulatorNode, MountsAreVisibleOnlyInsideTheNode) {
