@@ -13,6 +13,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 #include <thread>
 
 #include "simulator/node.h"
@@ -24,6 +26,20 @@ namespace {
 
 namespace fs = std::filesystem;
 using flexkit::testing::RunProcess;
+
+// Until `pid` runs `command` (its argv, NUL-joined): a background job of
+// `sh -c` has its pid before it has exec'd, and only the exec gives it the
+// environment (FLEXCONFORM_CASE_DIR) and the argv the audit reads.
+void WaitForExec(pid_t pid, const std::string& command) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+    const std::string argv((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (argv.rfind(command, 0) == 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  FAIL() << "pid " << pid << " did not exec " << command << " within 10 s";
+}
 
 TEST(LeakAudit, FindsALoopDeviceWhoseBackingFileWasDeleted) {
   FLEXKIT_REQUIRE_ROOT();
@@ -143,6 +159,7 @@ TEST(LeakAudit, FindsAndKillsAProcessCarryingTheCaseDir) {
                              "FLEXCONFORM_CASE_DIR=" + run.Join("5") +
                                  " setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $!"});
   const pid_t pid = static_cast<pid_t>(std::stol(started.out));
+  WaitForExec(pid, std::string("sleep\0", 6));
   const auto leaks = FindHostLeaks(before, TakeHostSnapshot(run.path()), {run.Join("5"), "r1c5"});
   const auto lines = ReclaimHostLeaks(leaks);
   ASSERT_EQ(lines.size(), 1u) << ::testing::PrintToString(lines);
@@ -165,6 +182,7 @@ TEST(LeakAudit, ALeftProcessIsNamedWithoutItsJsonOptions) {
                                  " setsid sh -c 'sleep 300; :' driver mount /pod '" + options +
                                  "' >/dev/null 2>&1 </dev/null & echo $!"});
   const pid_t pid = static_cast<pid_t>(std::stol(started.out));
+  WaitForExec(pid, std::string("sh\0-c\0sleep 300; :\0", 19));
   const auto leaks = FindHostLeaks(before, TakeHostSnapshot(run.path()), {run.Join("5"), "r1c5"});
   const std::string all = ::testing::PrintToString(ReclaimHostLeaks(leaks));
   EXPECT_NE(all.find("pid " + std::to_string(pid) + " sh -c sleep 300; : driver mount /pod {...}"),
