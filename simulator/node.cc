@@ -61,16 +61,15 @@ int RunInNamespace(int ns_fd, Op op) {
   return err;
 }
 
-struct NsId {
-  dev_t dev = 0;
-  ino_t ino = 0;
-};
-
-bool NamespaceOf(pid_t pid, NsId& id) {
-  struct stat st {};
-  std::string path = "/proc/" + std::to_string(pid) + "/ns/mnt";
-  if (::stat(path.c_str(), &st) != 0) return false;
-  id = {st.st_dev, st.st_ino};
+// "mnt:[4026532731]": readlink names the namespace without what stat of
+// the link costs (the kernel makes and frees an nsfs inode and dentry for
+// each), and the Stop of every node reads it for every process.
+bool NamespaceOf(pid_t pid, std::string& id) {
+  char link[64];
+  const std::string path = "/proc/" + std::to_string(pid) + "/ns/mnt";
+  const ssize_t n = ::readlink(path.c_str(), link, sizeof link);
+  if (n <= 0 || static_cast<std::size_t>(n) == sizeof link) return false;
+  id.assign(link, static_cast<std::size_t>(n));
   return true;
 }
 
@@ -147,7 +146,7 @@ void ProcessNamespaceHolder::Start(const std::string& node) {
 
 std::vector<pid_t> ProcessNamespaceHolder::Processes() const {
   std::vector<pid_t> pids;
-  NsId ours;
+  std::string ours, theirs;
   if (holder_pid_ <= 0 || !NamespaceOf(holder_pid_, ours)) return pids;
   DIR* proc = ::opendir("/proc");
   if (proc == nullptr) return pids;
@@ -155,9 +154,7 @@ std::vector<pid_t> ProcessNamespaceHolder::Processes() const {
     char* end = nullptr;
     long pid = std::strtol(e->d_name, &end, 10);
     if (*end != '\0' || pid <= 0 || pid == holder_pid_) continue;
-    NsId theirs;
-    if (NamespaceOf(static_cast<pid_t>(pid), theirs) && theirs.dev == ours.dev &&
-        theirs.ino == ours.ino) {
+    if (NamespaceOf(static_cast<pid_t>(pid), theirs) && theirs == ours) {
       pids.push_back(static_cast<pid_t>(pid));
     }
   }
