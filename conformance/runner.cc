@@ -65,15 +65,18 @@ std::optional<CaseResult> Skipped(const DriverProfile& profile, const Case& c) {
   return r;
 }
 
+// `run_start`: the host as the run found it. What a case leaves is told
+// apart by its marks (its own case dir and unique prefix, which nothing had
+// before the case began), so the run's start serves as every case's
+// "before" and each case takes one snapshot, not two.
 CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string& case_dir,
                   const std::string& unique, const RunSettings& settings,
-                  sim::ProcessRunner& runner) {
+                  const HostSnapshot& run_start, sim::ProcessRunner& runner) {
   CaseResult r;
   r.name = c.name;
   r.tags = c.tags;
   std::filesystem::create_directories(case_dir);
   const std::string run_dir = std::filesystem::path(case_dir).parent_path().string();
-  const HostSnapshot host_before = TakeHostSnapshot(run_dir);
   {
     std::unique_ptr<Fixture> fixture;
     CallTiming timing(runner);
@@ -148,7 +151,7 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
       }
     }
   }  // nodes end here: their namespaces and holders are gone
-  auto host_leaks = FindHostLeaks(host_before, TakeHostSnapshot(run_dir), {case_dir, unique});
+  auto host_leaks = FindHostLeaks(run_start, TakeHostSnapshot(run_dir), {case_dir, unique});
   if (!host_leaks.empty()) {
     std::vector<std::string> lines;
     if (settings.keep) {
@@ -283,7 +286,7 @@ std::string ProgressFile(const std::string& run_dir, const Attempt& a) {
 // decides not to start more.
 [[noreturn]] void RunWorker(const DriverProfile& profile, const Case& c, const Attempt& a,
                             const std::string& unique, const std::string& run_dir,
-                            const RunSettings& settings) {
+                            const RunSettings& settings, const HostSnapshot& run_start) {
   sigset_t stop;
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
@@ -293,7 +296,7 @@ std::string ProgressFile(const std::string& run_dir, const Attempt& a) {
   try {
     sim::BoostProcessRunner runner;
     ProgressMark marked(runner, ProgressFile(run_dir, a));
-    CaseResult r = RunOne(profile, c, run_dir + "/" + a.Suffix(), unique, settings, marked);
+    CaseResult r = RunOne(profile, c, run_dir + "/" + a.Suffix(), unique, settings, run_start, marked);
     const std::string path = ResultFile(run_dir, a);
     {
       std::ofstream out(path + ".tmp", std::ios::trunc);
@@ -376,6 +379,7 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
   summary.run_dir = settings.run_root + "/flexconform-" + std::to_string(::getpid());
   std::filesystem::create_directories(summary.run_dir);
   std::ofstream(summary.run_dir + "/" + kMarker) << ::getpid() << "\n";
+  const HostSnapshot run_start = TakeHostSnapshot(summary.run_dir);  // workers inherit it
   const std::size_t jobs = static_cast<std::size_t>(std::max(1, settings.jobs));
   // Cases tagged `waits` spend their time waiting out a dead or hung
   // backend's timeouts, using no CPU: as many more of them as `jobs` may run
@@ -486,7 +490,7 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
       std::cout.flush();  // the worker must not print what the parent buffered
       std::cerr.flush();
       const pid_t pid = ::fork();
-      if (pid == 0) RunWorker(profile, c, next, unique, summary.run_dir, settings);
+      if (pid == 0) RunWorker(profile, c, next, unique, summary.run_dir, settings, run_start);
       if (pid < 0) {
         CaseResult r;
         r.name = c.name;
