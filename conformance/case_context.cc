@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include "conformance/plugin_dir_watch.h"
@@ -75,7 +76,7 @@ std::string Why(const sim::CallResult& r) {
 
 CaseContext::CaseContext(const DriverProfile& profile, std::string case_dir,
                          std::string unique_prefix, int repeat, Fixture& fixture,
-                         sim::ProcessRunner& runner)
+                         sim::ProcessRunner& runner, int nodes)
     : profile_(profile),
       version_(&sim::FindProfile(profile.kubernetes)),
       argv_(*version_),
@@ -83,9 +84,10 @@ CaseContext::CaseContext(const DriverProfile& profile, std::string case_dir,
       unique_prefix_(std::move(unique_prefix)),
       repeat_(repeat),
       fixture_(fixture),
-      runner_(runner) {
+      runner_(runner),
+      declared_nodes_(nodes) {
   for (const auto& [key, value] : profile_.secrets) AddSecret(value);
-  for (int i = 1; i <= profile_.nodes; ++i) {
+  for (int i = 1; i <= std::min(nodes, profile_.nodes); ++i) {
     const std::string name = "node-" + std::to_string(i);
     auto env = fixture_.NodeEnv(name, case_dir_);
     for (const auto& [key, value] : profile_.node_env) {
@@ -98,6 +100,10 @@ CaseContext::CaseContext(const DriverProfile& profile, std::string case_dir,
 CaseContext::~CaseContext() = default;
 
 sim::Node& CaseContext::node(std::size_t i) {
+  if (i >= static_cast<std::size_t>(declared_nodes_)) {
+    throw std::logic_error("the case uses node " + std::to_string(i + 1) + " but declares " +
+                           std::to_string(declared_nodes_) + " (Case::nodes)");
+  }
   if (i >= nodes_.size()) {
     Skip("needs " + std::to_string(i + 1) + " nodes; the profile has " +
          std::to_string(nodes_.size()));

@@ -78,8 +78,10 @@ void KubeletRemoveDir(sim::Node& n, const std::string& dir);
 
 class CaseContext {
  public:
+  // `nodes`: how many the case uses (Case::nodes); the profile's `nodes`
+  // caps them.
   CaseContext(const DriverProfile& profile, std::string case_dir, std::string unique_prefix,
-              int repeat, Fixture& fixture, sim::ProcessRunner& runner);
+              int repeat, Fixture& fixture, sim::ProcessRunner& runner, int nodes);
   ~CaseContext();
 
   const DriverProfile& profile() const { return profile_; }
@@ -272,6 +274,7 @@ class CaseContext {
   sim::Transcript transcript_;
   sim::Redactor redactor_;
   std::vector<std::string> secrets_;
+  int declared_nodes_;
   std::vector<std::unique_ptr<sim::Node>> nodes_;
   Tracker tracker_;
   mutable std::mutex mutex_;

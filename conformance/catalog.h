@@ -23,6 +23,9 @@ struct Case {
   // Empty when the case applies to the profile; otherwise the SKIP reason.
   std::function<std::string(const DriverProfile&)> applies;
   std::function<void(CaseContext&)> run;
+  // The nodes it runs on, as many as the profile has up to this: a node no
+  // call reaches would still cost its namespace, dirs and leak audit.
+  int nodes = 1;
 };
 
 // flexconform's --depth, --random and --seed: what the [sequence] cases run.

@@ -332,6 +332,7 @@ std::string AttachableAndPartitionable(const DriverProfile& p) {
 }  // namespace
 
 void AddFailoverCases(std::vector<Case>& cases) {
+  const std::size_t first = cases.size();
   const std::vector<std::string> tags = {"failover", "root", "slow"};
   // The controller's force-detach goes through the dead or cut-off node's
   // backend: its calls wait out the driver's timeouts.
@@ -388,6 +389,8 @@ void AddFailoverCases(std::vector<Case>& cases) {
                    {"F14"},
                    StorageSays,
                    MountOnlyDataFollowsPod});
+  // Every failover moves a pod from one node to another.
+  for (std::size_t i = first; i < cases.size(); ++i) cases[i].nodes = 2;
 }
 
 }  // namespace flexkit::conform

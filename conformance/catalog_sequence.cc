@@ -624,11 +624,14 @@ void AddSequenceCases(std::vector<Case>& cases, const SequenceOptions& options) 
                    {"sequence", "root", "slow"},
                    modes,
                    Always,
-                   [options](CaseContext& c) { Exhaustive(c, options); }});
-  cases.push_back(
-      {"sequence/random", {"sequence", "root", "slow"}, modes, Always, [options](CaseContext& c) {
-         Random(c, options);
-       }});
+                   [options](CaseContext& c) { Exhaustive(c, options); },
+                   /*nodes=*/2});
+  cases.push_back({"sequence/random",
+                   {"sequence", "root", "slow"},
+                   modes,
+                   Always,
+                   [options](CaseContext& c) { Random(c, options); },
+                   /*nodes=*/2});
 }
 
 }  // namespace flexkit::conform

@@ -85,7 +85,7 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
     try {
       fixture = MakeFixture(profile.fixture, settings.flexconform_dir);
       ctx = std::make_unique<CaseContext>(profile, case_dir, unique, settings.repeat, *fixture,
-                                          timing);
+                                          timing, c.nodes);
       ctx->transcript().SetCallObserver(
           [&timing](const sim::CallRecord& call) { timing.Observe(call); });
       std::vector<sim::Node*> nodes;
@@ -296,7 +296,8 @@ std::string ProgressFile(const std::string& run_dir, const Attempt& a) {
   try {
     sim::BoostProcessRunner runner;
     ProgressMark marked(runner, ProgressFile(run_dir, a));
-    CaseResult r = RunOne(profile, c, run_dir + "/" + a.Suffix(), unique, settings, run_start, marked);
+    CaseResult r =
+        RunOne(profile, c, run_dir + "/" + a.Suffix(), unique, settings, run_start, marked);
     const std::string path = ResultFile(run_dir, a);
     {
       std::ofstream out(path + ".tmp", std::ios::trunc);
