@@ -32,9 +32,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// In one sized read: a driver binary is megabytes, which an
+// istreambuf_iterator copies a character at a time.
 std::string ReadAll(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::error_code ec;
+  std::string text(static_cast<std::size_t>(fs::file_size(path, ec)), '\0');
+  if (ec || !in.read(text.data(), static_cast<std::streamsize>(text.size()))) return "";
+  return text;
 }
 
 // The driver's own folder when it is a plugin folder (its helpers belong
