@@ -93,7 +93,12 @@ CaseContext::CaseContext(const DriverProfile& profile, std::string case_dir,
     for (const auto& [key, value] : profile_.node_env) {
       env[key] = Substitute(Substitute(value, "{{node}}", name), "{{case_dir}}", case_dir_);
     }
-    nodes_.push_back(std::make_unique<sim::Node>(name, case_dir_, env));
+    // On a live node the driver talks to the real backend, which knows the
+    // machine by its real hostname.
+    const auto hostname = profile_.live_node_scratch.empty() ? sim::NodeHostname::kNodeName
+                                                             : sim::NodeHostname::kHost;
+    nodes_.push_back(std::make_unique<sim::Node>(
+        name, case_dir_, env, std::make_unique<sim::ProcessNamespaceHolder>(hostname)));
   }
 }
 

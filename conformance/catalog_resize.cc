@@ -54,7 +54,7 @@ std::string FsTypeAt(sim::Node& n, const std::string& target) {
 std::string GenericResize(CaseContext& c, const PodVolume& v) {
   const std::string fs = FsTypeAt(*v.node, v.global_path.empty() ? v.pod_dir : v.global_path);
   sim::ProcessSpec spec;
-  spec.mount_namespace_fd = v.node->mount_namespace_fd();
+  spec.namespace_fd = v.node->namespace_fd();
   spec.harness_deadline = std::chrono::seconds(60);
   if (fs.rfind("ext", 0) == 0) {
     spec.executable = "/sbin/resize2fs";

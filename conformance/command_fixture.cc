@@ -98,7 +98,7 @@ class CommandFixture : public Fixture {
     spec.env_overrides = {{"FLEXCONFORM_CASE_DIR", case_dir_}, {"FLEXCONFORM_NODES", names_}};
     if (n) {
       spec.env_overrides["FLEXCONFORM_NODE"] = n->name();
-      if (in_namespace && n->running()) spec.mount_namespace_fd = n->mount_namespace_fd();
+      if (in_namespace && n->running()) spec.namespace_fd = n->namespace_fd();
     }
     spec.harness_deadline = spec_.hook_timeout;
     auto r = runner_.Run(spec);

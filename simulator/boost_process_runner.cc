@@ -69,7 +69,7 @@ ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
   const Launched child = Launch({.executable = spec.executable,
                                  .args = spec.args,
                                  .env_overrides = spec.env_overrides,
-                                 .mount_namespace_fd = spec.mount_namespace_fd,
+                                 .namespace_fd = spec.namespace_fd,
                                  .stdout_fd = out.write,
                                  .stderr_fd = out.write});
   out.CloseWrite();

@@ -25,7 +25,7 @@ CallResult DriverInvoker::Call(Node& node, const std::string& component,
   spec.executable = executable;
   spec.args = args;
   spec.env_overrides = node.env();
-  spec.mount_namespace_fd = node.mount_namespace_fd();
+  spec.namespace_fd = node.namespace_fd();
   if (verb == "waitforattach") spec.kubelet_timeout = settings_.waitforattach_timeout;
   spec.harness_deadline = settings_.harness_deadline;
   spec.held_open_grace = settings_.held_open_grace;

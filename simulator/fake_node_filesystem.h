@@ -102,7 +102,7 @@ class FakeNamespaceHolder : public NamespaceHolder {
   }
   bool running() const override { return running_; }
   pid_t holder_pid() const override { return -1; }
-  int mount_namespace_fd() const override { return -1; }
+  int namespace_fd() const override { return -1; }
   std::vector<pid_t> Processes() const override { return {}; }
   MountTable Mounts() const override {
     return std::make_shared<const std::vector<MountEntry>>(filesystem_.Mounts());

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -48,7 +49,7 @@ int RunInNamespace(int ns_fd, Op op) {
     int err = 0;
     // An fs_struct of our own first: setns(CLONE_NEWNS) refuses a shared one
     // (TSan starts a helper thread in forked children).
-    if (::unshare(CLONE_FS) != 0 || ::setns(ns_fd, CLONE_NEWNS) != 0 || op() != 0) err = errno;
+    if (::unshare(CLONE_FS) != 0 || ::setns(ns_fd, kNodeNamespaces) != 0 || op() != 0) err = errno;
     ssize_t ignored = ::write(pipe_fds[1], &err, sizeof err);
     (void)ignored;
     ::_exit(0);
@@ -103,6 +104,10 @@ void ProcessNamespaceHolder::Start(const std::string& node) {
   if (::pipe2(ready, O_CLOEXEC) != 0) {
     throw std::runtime_error("start namespace of node " + node + ": pipe: " + Why(errno));
   }
+  // A real node's hostname is at most 64 bytes; a longer node name (a
+  // FQDN) is cut there, as where kubelet's --hostname-override differs.
+  const std::string hostname = node.substr(0, HOST_NAME_MAX);
+  const int flags = CLONE_NEWNS | (hostname_ == NodeHostname::kNodeName ? CLONE_NEWUTS : 0);
   pid_t pid = ::fork();
   if (pid < 0) {
     throw std::runtime_error("start namespace of node " + node + ": fork: " + Why(errno));
@@ -112,8 +117,9 @@ void ProcessNamespaceHolder::Start(const std::string& node) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     ::setpgid(0, 0);
     int err = 0;
-    if (::unshare(CLONE_NEWNS) != 0 ||
-        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    if (::unshare(flags) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ((flags & CLONE_NEWUTS) != 0 && ::sethostname(hostname.data(), hostname.size()) != 0)) {
       err = errno;
     }
     ::dup2(ready[1], 3);
@@ -131,16 +137,18 @@ void ProcessNamespaceHolder::Start(const std::string& node) {
   if (err != 0) {
     ::waitpid(pid, nullptr, 0);
     throw std::runtime_error("start namespace of node " + node +
-                             ": unshare(CLONE_NEWNS) and make / private: " + Why(err));
+                             ": unshare its mount and UTS namespaces, make / private and set "
+                             "the hostname: " +
+                             Why(err));
   }
   holder_pid_ = pid;
   mount_table_ = std::make_unique<MountTableWatch>(pid);
-  std::string ns_path = "/proc/" + std::to_string(pid) + "/ns/mnt";
-  ns_fd_ = ::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC);
+  // pidfds are close-on-exec: no driver inherits a way into another node.
+  ns_fd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (ns_fd_ < 0) {
     int open_err = errno;
     Stop();
-    throw std::runtime_error("open " + ns_path + " of node " + node + ": " + Why(open_err));
+    throw std::runtime_error("pidfd_open of node " + node + "'s holder: " + Why(open_err));
   }
 }
 
@@ -195,7 +203,7 @@ void NamespaceFilesystem::Mount(const std::string& source, const std::string& ta
                                 const std::string& fs_type, unsigned long flags,
                                 const std::string& data) {
   InNamespace(target);  // node must be up
-  int err = RunInNamespace(holder_.mount_namespace_fd(), [&] {
+  int err = RunInNamespace(holder_.namespace_fd(), [&] {
     return ::mount(source.c_str(), target.c_str(), fs_type.empty() ? nullptr : fs_type.c_str(),
                    flags, data.empty() ? nullptr : data.c_str());
   });
@@ -207,7 +215,7 @@ void NamespaceFilesystem::Mount(const std::string& source, const std::string& ta
 
 void NamespaceFilesystem::Unmount(const std::string& target) {
   InNamespace(target);
-  int err = RunInNamespace(holder_.mount_namespace_fd(),
+  int err = RunInNamespace(holder_.namespace_fd(),
                            [&] { return ::umount2(target.c_str(), UMOUNT_NOFOLLOW); });
   if (err != 0) {
     throw FilesystemError("unmount " + target + " (node " + node_name_ + "): " + Why(err), err);
@@ -279,9 +287,8 @@ void NamespaceFilesystem::FormatAndMount(const std::string& device, const std::s
   }
   if (existing.empty()) {
     const std::string mkfs = "/sbin/mkfs." + type;
-    const int rc = LaunchAndWait({.executable = mkfs,
-                                  .args = {"-q", device},
-                                  .mount_namespace_fd = holder_.mount_namespace_fd()});
+    const int rc = LaunchAndWait(
+        {.executable = mkfs, .args = {"-q", device}, .namespace_fd = holder_.namespace_fd()});
     if (rc != 0) {
       throw FilesystemError("format " + device + " as " + type + " (node " + node_name_ +
                                 "): " + mkfs +

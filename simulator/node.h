@@ -20,7 +20,7 @@
 
 namespace flexkit::sim {
 
-// A mount namespace held open while the node runs.
+// A node's namespaces (mount, UTS), held open while the node runs.
 class NamespaceHolder {
  public:
   virtual ~NamespaceHolder() = default;
@@ -29,29 +29,42 @@ class NamespaceHolder {
   // Kills every process in the namespace, then the holder: its mounts vanish.
   virtual void Stop() = 0;
   virtual bool running() const = 0;
-  virtual pid_t holder_pid() const = 0;              // -1 when there is no process
-  virtual int mount_namespace_fd() const = 0;        // -1 while stopped, or in memory
+  virtual pid_t holder_pid() const = 0;  // -1 when there is no process
+  // A pidfd of the holder: setns(fd, kNodeNamespaces) joins the node. -1
+  // while stopped, or in memory.
+  virtual int namespace_fd() const = 0;
   virtual std::vector<pid_t> Processes() const = 0;  // in the namespace, the holder aside
   // The namespace's mount table now; empty while stopped.
   virtual MountTable Mounts() const = 0;
 };
 
-// A holder process that unshared its mount namespace (made / private) and
-// pauses; it dies with the harness.
+// The hostname a node's processes see: the node's name, in a UTS namespace
+// of its own, as every node of a real cluster has its own (drivers key
+// locks and identities on it: two simulated nodes sharing one would let
+// a host-named lock admit both); or the host's, on a live node, where
+// the real backend knows the machine by its real name.
+enum class NodeHostname { kNodeName, kHost };
+
+// A holder process that unshared its mount namespace (made / private) and,
+// with NodeHostname::kNodeName, its UTS namespace, and pauses; it dies with
+// the harness.
 class ProcessNamespaceHolder : public NamespaceHolder {
  public:
+  explicit ProcessNamespaceHolder(NodeHostname hostname = NodeHostname::kNodeName)
+      : hostname_(hostname) {}
   ~ProcessNamespaceHolder() override { Stop(); }
   void Start(const std::string& node) override;
   void Stop() override;
   bool running() const override { return holder_pid_ > 0; }
   pid_t holder_pid() const override { return holder_pid_; }
-  int mount_namespace_fd() const override { return ns_fd_; }
+  int namespace_fd() const override { return ns_fd_; }
   std::vector<pid_t> Processes() const override;
   MountTable Mounts() const override;
 
  private:
+  NodeHostname hostname_;
   pid_t holder_pid_ = -1;
-  int ns_fd_ = -1;
+  int ns_fd_ = -1;  // a pidfd of the holder
   // Read through while running; closed by Stop, as it holds the namespace.
   mutable std::unique_ptr<MountTableWatch> mount_table_;
 };
@@ -75,7 +88,7 @@ class Node {
 
   bool running() const { return holder_->running(); }
   pid_t holder_pid() const { return holder_->holder_pid(); }
-  int mount_namespace_fd() const { return holder_->mount_namespace_fd(); }  // -1 while crashed
+  int namespace_fd() const { return holder_->namespace_fd(); }  // -1 while crashed
 
   // Kills every process in the namespace (drivers, their daemons, the
   // holder); the namespace and its mounts are gone.

@@ -34,7 +34,7 @@ bp::error_code LastError() { return {errno, boost::system::system_category()}; }
 // Child-side setup, run between vfork and exec: only system calls here.
 struct ChildSetup {
   int exec_error_fd;  // close-on-exec: EOF means exec happened, 4 bytes are its errno
-  int mount_namespace_fd;
+  int namespace_fd;
   const char* working_dir;  // the caller's cwd, re-entered after setns
   const char* const* envp;
   int parent_death_signal;
@@ -59,11 +59,11 @@ struct ChildSetup {
     sigset_t none;
     sigemptyset(&none);
     if (::sigprocmask(SIG_SETMASK, &none, nullptr) != 0) return LastError();
-    if (mount_namespace_fd >= 0) {
+    if (namespace_fd >= 0) {
       // setns(CLONE_NEWNS) needs an fs_struct of our own; under TSan the
       // child already runs a helper thread sharing it.
       if (::unshare(CLONE_FS) != 0) return LastError();
-      if (::setns(mount_namespace_fd, CLONE_NEWNS) != 0) return LastError();
+      if (::setns(namespace_fd, kNodeNamespaces) != 0) return LastError();
       // setns moved cwd to the namespace root; kubelet's child keeps its cwd.
       if (::chdir(working_dir) != 0) return LastError();
     }
@@ -139,7 +139,7 @@ Launched Launch(const LaunchSpec& spec) {
 
   boost::asio::io_context context;
   bp::error_code ec;
-  ChildSetup setup{error_write.get(), spec.mount_namespace_fd,  cwd.c_str(),
+  ChildSetup setup{error_write.get(), spec.namespace_fd,        cwd.c_str(),
                    envp.data(),       spec.parent_death_signal, ::getpid()};
   // 1.81's (context, ec, ...) overload drops `ec` and throws: pass the executor.
   bp::posix::vfork_launcher launcher;

@@ -7,6 +7,7 @@
 // parent's atexit handlers). The child gets stdin /dev/null, its own
 // process group (so the caller can kill what it forks) and no blocked
 // signals (kubelet's drivers start with none; blocked masks survive exec).
+#include <sched.h>
 #include <sys/types.h>
 
 #include <map>
@@ -15,13 +16,18 @@
 
 namespace flexkit::sim {
 
+// What a process joins to run on a node: its mount namespace and its UTS
+// namespace (the node's hostname).
+inline constexpr int kNodeNamespaces = CLONE_NEWNS | CLONE_NEWUTS;
+
 struct LaunchSpec {
   std::string executable{};                            // argv[0], an absolute path
   std::vector<std::string> args{};                     // argv[1..]
   std::map<std::string, std::string> env_overrides{};  // on top of the inherited environment
-  // /proc/<holder>/ns/mnt of a node, or -1: the caller's namespace. The
-  // child keeps the caller's working directory either way.
-  int mount_namespace_fd = -1;
+  // A pidfd of a node's holder (the child joins its mount and UTS
+  // namespaces), or -1: the caller's. The child keeps the caller's working
+  // directory either way.
+  int namespace_fd = -1;
   int stdout_fd = -1;  // -1: /dev/null
   int stderr_fd = -1;  // -1: /dev/null
   // Sent to the child when the thread that launched it dies

@@ -20,8 +20,9 @@ struct ProcessSpec {
   std::string executable;                            // argv[0], an absolute path
   std::vector<std::string> args;                     // argv[1..]
   std::map<std::string, std::string> env_overrides;  // on top of the inherited environment
-  // /proc/<holder>/ns/mnt of the node, or -1: exec in the caller's namespace.
-  int mount_namespace_fd = -1;
+  // A pidfd of the node's holder (its mount and UTS namespaces), or -1:
+  // exec in the caller's namespaces.
+  int namespace_fd = -1;
   // kubelet's own timer (waitforattach only; zero = none): SIGTERM to the
   // driver, and nothing more (cmdWrapper.Stop's SIGKILL never reaches a
   // driver still running; see boost_process_runner.cc).

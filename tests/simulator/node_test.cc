@@ -1,4 +1,4 @@
-// A node: its own mount namespace, crash and restart, nothing left behind.
+// A node: its own mount and UTS namespaces, crash and restart, nothing left behind.
 #include "simulator/node.h"
 
 #include <fcntl.h>
@@ -7,6 +7,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -84,7 +85,7 @@ TEST_F(SimulatorNode, CrashKillsEverythingInTheNamespaceAndItsMounts) {
   ProcessSpec spec;
   spec.executable = "/bin/sh";
   spec.args = {"-c", "setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo started"};
-  spec.mount_namespace_fd = node.mount_namespace_fd();
+  spec.namespace_fd = node.namespace_fd();
   ProcessResult r = BoostProcessRunner().Run(spec);
   ASSERT_TRUE(r.exit.ok()) << r.combined;
   ASSERT_EQ(node.ProcessesInNamespace().size(), 1u);  // the daemon, in its own session
@@ -96,6 +97,42 @@ TEST_F(SimulatorNode, CrashKillsEverythingInTheNamespaceAndItsMounts) {
   EXPECT_TRUE(node.ProcessesInNamespace().empty());
   EXPECT_FALSE(node.filesystem().IsMountPoint(target));
   EXPECT_TRUE(std::filesystem::is_directory(target));  // same disk
+}
+
+std::string HostnameSeenOn(Node& node) {
+  ProcessSpec spec;
+  spec.executable = "/bin/hostname";
+  spec.namespace_fd = node.namespace_fd();
+  ProcessResult r = BoostProcessRunner().Run(spec);
+  EXPECT_TRUE(r.exit.ok()) << r.combined;
+  return r.combined;
+}
+
+std::string OurHostname() {
+  char name[HOST_NAME_MAX + 1] = {};
+  EXPECT_EQ(::gethostname(name, sizeof name - 1), 0);
+  return std::string(name) + "\n";
+}
+
+// Each node is a host of its own name, as in a real cluster: a driver that
+// locks by `hostname` must see two nodes as two hosts. The harness's own
+// hostname is untouched, and so is a node's after a restart.
+TEST_F(SimulatorNode, ProcessesOnANodeSeeItsNameAsTheirHostname) {
+  const std::string ours = OurHostname();
+  Node a("node-1", run_.path());
+  Node b("node-2", run_.path());
+  EXPECT_EQ(HostnameSeenOn(a), "node-1\n");
+  EXPECT_EQ(HostnameSeenOn(b), "node-2\n");
+  a.Restart();
+  EXPECT_EQ(HostnameSeenOn(a), "node-1\n");
+  EXPECT_EQ(OurHostname(), ours);
+}
+
+// On a live node the real backend knows the machine by its real name.
+TEST_F(SimulatorNode, ALiveNodeKeepsTheHostsHostname) {
+  Node live("node-1", run_.path(), {},
+            std::make_unique<ProcessNamespaceHolder>(NodeHostname::kHost));
+  EXPECT_EQ(HostnameSeenOn(live), OurHostname());
 }
 
 const MountEntry* TopmostAt(const MountTable& table, const std::string& target) {
@@ -129,7 +166,7 @@ TEST_F(SimulatorNode, MountTableIsReadAgainOnlyAfterAMountChange) {
   ProcessSpec spec;
   spec.executable = "/bin/umount";
   spec.args = {target};
-  spec.mount_namespace_fd = node.mount_namespace_fd();
+  spec.namespace_fd = node.namespace_fd();
   ASSERT_TRUE(BoostProcessRunner().Run(spec).exit.ok());
   EXPECT_EQ(TopmostAt(node.Mounts(), target), nullptr);
   EXPECT_FALSE(node.filesystem().IsMountPoint(target));
