@@ -388,11 +388,24 @@ CaseContext::Checked CaseContext::CheckedCall(sim::Node& n, const sim::Args& arg
   sim::CallResult r = invoker.Call(n, component, exe, args, redactor);
   const sim::ProcessResult& process = capturing.last();
   driver_time_ms_ += process.duration.count();
+  if (verb == "isattached" && r.ok() && r.verdict.status && !r.verdict.status->attached)
+    isattached_said_false_ = true;
   CheckCanaries(verb);
   Finding failing =
       CheckReply(verb, r.harness_problem, process.spawn_error, process.combined, r.verdict, mode);
   if (plugin_dir) CheckPluginDir(verb, plugin_dir->Changes());
   return {r, failing};
+}
+
+bool CaseContext::IsAttachedTellsDetached(sim::Node& caller) {
+  if (!isattached_said_false_ && !isattached_probed_.exchange(true)) {
+    const sim::VolumeSpec never = Volume(Unique("never-attached"));
+    CallMode mode;
+    mode.control_plane = !profile_.kubelet_managed_attach;
+    mode.beyond_kubelet = true;
+    CheckedCall(caller, argv_.IsAttached(Json(never), caller.name()), "controller", "", mode);
+  }
+  return isattached_said_false_;
 }
 
 bool CaseContext::IsPluginFolder(const std::string& executable) {

@@ -99,6 +99,15 @@ class CaseContext {
   sim::Transcript& transcript() { return transcript_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
   std::chrono::milliseconds driver_time() const;
+  // Whether the driver's isattached can say a volume is not attached: it
+  // has answered attached:false in this case, or does now of a volume never
+  // attached anywhere (asked once per case, from `caller` as the controller
+  // asks; a call kubelet never makes, so its findings are WARNs). If it
+  // cannot, its attached:true says nothing of where a volume is
+  // (kubernetes' own e2e dummy always answers true, and kubelet accepts
+  // it: the controller asks only of volumes it believes attached), and no
+  // double attachment is judged from it.
+  bool IsAttachedTellsDetached(sim::Node& caller);
 
   std::string Unique(const std::string& stem);
   // The profile's test volume, "{{unique}}" substituted, named `name`.
@@ -284,6 +293,8 @@ class CaseContext {
   std::string control_plane_path_;
   std::atomic<long long> counter_{0};
   std::atomic<long long> driver_time_ms_{0};
+  std::atomic<bool> isattached_said_false_{false};
+  std::atomic<bool> isattached_probed_{false};
   SecretScanningRunner driven_runner_{*this};
   std::string driven_leak_;             // the verb of the first driven call that leaked a secret
   std::string driven_plugin_dir_verb_;  // the first driven call that changed its plugin folder

@@ -220,7 +220,17 @@ class SequenceRun {
       }
       case Verb::kIsAttached: {
         auto r = c_.Call(n, argv.IsAttached(json, n.name()), "controller");
-        if (auto d = OutcomeDiverges(a, e, r)) return IsAttachedDivergence(std::move(*d));
+        if (auto d = OutcomeDiverges(a, e, r)) {
+          // Of a volume not attached there the controller never asks
+          // (§7.4 item 6): whatever the answer, kubelet never sees it.
+          if (!e.attached) {
+            c_.Warn(model::ActionName(a) + " of a volume not attached there answers " + d->actual +
+                    " [" + d->rule + "; a WARN: the controller asks only of volumes it believes " +
+                    "attached]");
+            return std::nullopt;
+          }
+          return IsAttachedDivergence(std::move(*d));
+        }
         if (r.ok() && e.check_attached) {
           const bool attached = r.verdict.status && r.verdict.status->attached;
           // The controller asks only of volumes it believes attached (§5.5):
@@ -411,10 +421,16 @@ class SequenceRun {
       }
     }
     if (says.size() > 1) {
-      return IsAttachedDivergence(
-          Divergence{0, "F14 (a volume is attached to one node at a time)",
-                     "isattached true on one node at most",
-                     "isattached true on " + says.front() + " and " + says.back()});
+      Divergence twice{0, "F14 (a volume is attached to one node at a time)",
+                       "isattached true on one node at most",
+                       "isattached true on " + says.front() + " and " + says.back()};
+      if (!c_.IsAttachedTellsDetached(caller)) {
+        c_.Warn(twice.actual +
+                ", but it has never answered attached:false in this case: it tells " +
+                "nothing of where the volume is, so " + twice.rule + " is not judged from it");
+        return std::nullopt;  // never false: no F28 either
+      }
+      return IsAttachedDivergence(std::move(twice));
     }
     return wrong ? IsAttachedDivergence(std::move(*wrong)) : std::nullopt;
   }
