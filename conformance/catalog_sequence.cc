@@ -224,9 +224,10 @@ class SequenceRun {
           // Of a volume not attached there the controller never asks
           // (§7.4 item 6): whatever the answer, kubelet never sees it.
           if (!e.attached) {
-            c_.Warn(model::ActionName(a) + " of a volume not attached there answers " + d->actual +
-                    " [" + d->rule + "; a WARN: the controller asks only of volumes it believes " +
-                    "attached]");
+            // The outcome alone, not the message: one WARN per node, not per walk.
+            c_.Warn(model::ActionName(a) + " of a volume not attached there answers " +
+                    model::OutcomeName(OutcomeOf(r)) + " [" + d->rule +
+                    "; a WARN: the controller asks only of volumes it believes attached]");
             return std::nullopt;
           }
           return IsAttachedDivergence(std::move(*d));

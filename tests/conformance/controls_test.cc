@@ -128,6 +128,12 @@ INSTANTIATE_TEST_SUITE_P(
                 {"lifecycle/attachable", "failover/crash-reschedule-controller-rwo-pv",
                  "failover/node-returns-before-move-controller", "sequence/exhaustive",
                  "sequence/random"},
+                "profile-attach-shared.yaml"},
+        // isattached Failure of a volume attached nowhere (a backend lookup
+        // that finds nothing): a question the controller never asks.
+        Control{"isattached-unknown-fails",
+                true,
+                {"sequence/exhaustive", "sequence/random"},
                 "profile-attach-shared.yaml"}),
     [](const auto& control_info) {
       std::string name = control_info.param.name;
