@@ -397,7 +397,8 @@ CaseContext::Checked CaseContext::CheckedCall(sim::Node& n, const sim::Args& arg
   return {r, failing};
 }
 
-bool CaseContext::IsAttachedTellsDetached(sim::Node& caller) {
+bool CaseContext::IsAttachedWitnesses(sim::Node& caller, const std::string& claim,
+                                      const std::string& rule) {
   if (!isattached_said_false_ && !isattached_probed_.exchange(true)) {
     const sim::VolumeSpec never = Volume(Unique("never-attached"));
     CallMode mode;
@@ -405,7 +406,10 @@ bool CaseContext::IsAttachedTellsDetached(sim::Node& caller) {
     mode.beyond_kubelet = true;
     CheckedCall(caller, argv_.IsAttached(Json(never), caller.name()), "controller", "", mode);
   }
-  return isattached_said_false_;
+  if (isattached_said_false_) return true;
+  Warn(claim + ", but isattached has never answered attached:false in this case: it tells " +
+       "nothing of where the volume is, so " + rule + " is not judged from it");
+  return false;
 }
 
 bool CaseContext::IsPluginFolder(const std::string& executable) {

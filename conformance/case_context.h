@@ -99,15 +99,15 @@ class CaseContext {
   sim::Transcript& transcript() { return transcript_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
   std::chrono::milliseconds driver_time() const;
-  // Whether the driver's isattached can say a volume is not attached: it
-  // has answered attached:false in this case, or does now of a volume never
+  // Whether the driver's isattached can witness where a volume is: it has
+  // answered attached:false in this case, or does now of a volume never
   // attached anywhere (asked once per case, from `caller` as the controller
   // asks; a call kubelet never makes, so its findings are WARNs). If it
-  // cannot, its attached:true says nothing of where a volume is
-  // (kubernetes' own e2e dummy always answers true, and kubelet accepts
-  // it: the controller asks only of volumes it believes attached), and no
-  // double attachment is judged from it.
-  bool IsAttachedTellsDetached(sim::Node& caller);
+  // cannot, its attached:true says nothing (kubernetes' own e2e dummy
+  // always answers true, and kubelet accepts it: the controller asks only
+  // of volumes it believes attached): `claim`, what it said, is recorded as
+  // a WARN saying `rule` is not judged from it, and this returns false.
+  bool IsAttachedWitnesses(sim::Node& caller, const std::string& claim, const std::string& rule);
 
   std::string Unique(const std::string& stem);
   // The profile's test volume, "{{unique}}" substituted, named `name`.

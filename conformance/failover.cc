@@ -282,10 +282,10 @@ void Failover::Witness(const Owners& owners, const std::string& when) {
     for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
     return "[" + out + "]";
   };
-  if (!attached.empty() && !c_.IsAttachedTellsDetached(*caller)) {
-    c_.Warn(when + ": isattached says " + spec_.name + " is attached to " + list(attached) +
-            ", but it has never answered attached:false in this case: it tells nothing of where " +
-            "the volume is, so " + kF14 + " is not judged from it");
+  if (!attached.empty() &&
+      !c_.IsAttachedWitnesses(
+          *caller, when + ": isattached says " + spec_.name + " is attached to " + list(attached),
+          kF14)) {
     return;
   }
   if (attached.size() > 1) {

@@ -104,8 +104,8 @@ void ProcessNamespaceHolder::Start(const std::string& node) {
   if (::pipe2(ready, O_CLOEXEC) != 0) {
     throw std::runtime_error("start namespace of node " + node + ": pipe: " + Why(errno));
   }
-  // A real node's hostname is at most 64 bytes; a longer node name (a
-  // FQDN) is cut there, as where kubelet's --hostname-override differs.
+  // A hostname holds at most 64 bytes: a longer node name is cut there (a
+  // real node named so runs kubelet with --hostname-override).
   const std::string hostname = node.substr(0, HOST_NAME_MAX);
   const int flags = CLONE_NEWNS | (hostname_ == NodeHostname::kNodeName ? CLONE_NEWUTS : 0);
   pid_t pid = ::fork();
