@@ -13,7 +13,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <thread>
 
@@ -33,8 +32,8 @@ using flexkit::testing::RunProcess;
 void WaitForExec(pid_t pid, const std::string& command) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-    const std::string argv((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string argv =
+        flexkit::testing::ReadFileText("/proc/" + std::to_string(pid) + "/cmdline");
     if (argv.rfind(command, 0) == 0) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
