@@ -70,6 +70,7 @@ ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
                                  .args = spec.args,
                                  .env_overrides = spec.env_overrides,
                                  .namespace_fd = spec.namespace_fd,
+                                 .hostname = spec.hostname,
                                  .stdout_fd = out.write,
                                  .stderr_fd = out.write});
   out.CloseWrite();

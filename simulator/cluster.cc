@@ -14,7 +14,7 @@ Cluster::Cluster(ClusterConfig config, ProcessRunner& runner, Transcript* transc
       profile_(FindProfile(config_.profile)),
       transcript_(transcript ? *transcript : own_transcript_),
       invoker_(runner, transcript_, config_.call) {
-  control_plane_ = MakeNode("control-plane", config_.control_plane_env);
+  control_plane_ = MakeNode(kControlPlaneName, config_.control_plane_env);
   controller_ =
       std::make_unique<AttachDetachController>(*control_plane_, state_, invoker_, profile_,
                                                transcript_, clock_, node_ptrs_, config_.controller);

@@ -45,6 +45,11 @@ class NamespaceHolder {
 // the real backend knows the machine by its real name.
 enum class NodeHostname { kNodeName, kHost };
 
+// The control plane's node name, which is also the hostname its processes
+// see: kube-controller-manager runs attach, detach and isattached there,
+// never on the node they name.
+inline constexpr char kControlPlaneName[] = "control-plane";
+
 // A holder process that unshared its mount namespace (made / private) and,
 // with NodeHostname::kNodeName, its UTS namespace, and pauses; it dies with
 // the harness.

@@ -35,7 +35,8 @@ bp::error_code LastError() { return {errno, boost::system::system_category()}; }
 struct ChildSetup {
   int exec_error_fd;  // close-on-exec: EOF means exec happened, 4 bytes are its errno
   int namespace_fd;
-  const char* working_dir;  // the caller's cwd, re-entered after setns
+  const std::string* hostname;  // empty: the namespace's own
+  const char* working_dir;      // the caller's cwd, re-entered after setns
   const char* const* envp;
   int parent_death_signal;
   pid_t parent;
@@ -66,6 +67,10 @@ struct ChildSetup {
       if (::setns(namespace_fd, kNodeNamespaces) != 0) return LastError();
       // setns moved cwd to the namespace root; kubelet's child keeps its cwd.
       if (::chdir(working_dir) != 0) return LastError();
+    }
+    if (!hostname->empty()) {
+      if (::unshare(CLONE_NEWUTS) != 0) return LastError();
+      if (::sethostname(hostname->data(), hostname->size()) != 0) return LastError();
     }
     // 1.81's close_all leaves fds between whitelisted ones open: make every
     // fd above stderr close-on-exec so nothing leaks into the child.
@@ -139,7 +144,7 @@ Launched Launch(const LaunchSpec& spec) {
 
   boost::asio::io_context context;
   bp::error_code ec;
-  ChildSetup setup{error_write.get(), spec.namespace_fd,        cwd.c_str(),
+  ChildSetup setup{error_write.get(), spec.namespace_fd,        &spec.hostname, cwd.c_str(),
                    envp.data(),       spec.parent_death_signal, ::getpid()};
   // 1.81's (context, ec, ...) overload drops `ec` and throws: pass the executor.
   bp::posix::vfork_launcher launcher;

@@ -28,6 +28,10 @@ struct LaunchSpec {
   // namespaces), or -1: the caller's. The child keeps the caller's working
   // directory either way.
   int namespace_fd = -1;
+  // Not empty: the child then runs in a UTS namespace of its own with this
+  // hostname (at most 64 bytes), e.g. the control plane's for a controller
+  // call made on a node's mounts.
+  std::string hostname{};
   int stdout_fd = -1;  // -1: /dev/null
   int stderr_fd = -1;  // -1: /dev/null
   // Sent to the child when the thread that launched it dies

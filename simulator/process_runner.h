@@ -23,6 +23,9 @@ struct ProcessSpec {
   // A pidfd of the node's holder (its mount and UTS namespaces), or -1:
   // exec in the caller's namespaces.
   int namespace_fd = -1;
+  // Not empty: the process sees this hostname instead of the node's (a
+  // controller's call, run on the node's mounts, sees the control plane's).
+  std::string hostname;
   // kubelet's own timer (waitforattach only; zero = none): SIGTERM to the
   // driver, and nothing more (cmdWrapper.Stop's SIGKILL never reaches a
   // driver still running; see boost_process_runner.cc).

@@ -99,10 +99,11 @@ TEST_F(SimulatorNode, CrashKillsEverythingInTheNamespaceAndItsMounts) {
   EXPECT_TRUE(std::filesystem::is_directory(target));  // same disk
 }
 
-std::string HostnameSeenOn(Node& node) {
+std::string HostnameSeenOn(Node& node, const std::string& hostname = "") {
   ProcessSpec spec;
   spec.executable = "/bin/hostname";
   spec.namespace_fd = node.namespace_fd();
+  spec.hostname = hostname;
   ProcessResult r = BoostProcessRunner().Run(spec);
   EXPECT_TRUE(r.exit.ok()) << r.combined;
   return r.combined;
@@ -124,6 +125,16 @@ TEST_F(SimulatorNode, ProcessesOnANodeSeeItsNameAsTheirHostname) {
   EXPECT_EQ(HostnameSeenOn(a), "node-1\n");
   EXPECT_EQ(HostnameSeenOn(b), "node-2\n");
   a.Restart();
+  EXPECT_EQ(HostnameSeenOn(a), "node-1\n");
+  EXPECT_EQ(OurHostname(), ours);
+}
+
+// A controller's call made on a node's mounts sees the control plane's
+// hostname; the node and the harness keep theirs.
+TEST_F(SimulatorNode, AProcessGivenAHostnameSeesItOnTheNodesMounts) {
+  const std::string ours = OurHostname();
+  Node a("node-1", run_.path());
+  EXPECT_EQ(HostnameSeenOn(a, kControlPlaneName), std::string(kControlPlaneName) + "\n");
   EXPECT_EQ(HostnameSeenOn(a), "node-1\n");
   EXPECT_EQ(OurHostname(), ours);
 }
