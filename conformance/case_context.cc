@@ -29,7 +29,9 @@ std::string Verb(const sim::Args& args) { return args.empty() ? "" : args[0]; }
 
 // Keeps the unredacted output of one call: the transcript only holds the
 // redacted copy, and secrets must be searched for in what the driver wrote.
-// Also replaces PATH when the call runs in the control plane.
+// A call in the control plane gets its PATH and its hostname (a driver
+// that keys attach on `hostname` rather than the node it is given names
+// the control plane there, as in a cluster).
 class CapturingRunner : public sim::ProcessRunner {
  public:
   CapturingRunner(sim::ProcessRunner& inner, std::string path)
@@ -40,6 +42,7 @@ class CapturingRunner : public sim::ProcessRunner {
     } else {
       sim::ProcessSpec in_control_plane = spec;
       in_control_plane.env_overrides["PATH"] = path_;
+      in_control_plane.hostname = sim::kControlPlaneName;
       last_ = inner_.Run(in_control_plane);
     }
     return last_;

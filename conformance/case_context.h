@@ -14,7 +14,7 @@
 // Controller-side verbs (attach, detach, isattached) of a profile with
 // controller-managed attach run with the control plane's PATH (an empty
 // directory, as in a distroless kube-controller-manager, unless the
-// profile's controlPlanePath says otherwise).
+// profile's controlPlanePath says otherwise) and hostname.
 #include <atomic>
 #include <map>
 #include <memory>

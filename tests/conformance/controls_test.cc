@@ -191,6 +191,35 @@ TEST(Verdicts, ControllerVerbsRunWithoutShellTools) {
   EXPECT_EQ(kubelet.exit_code, 0);
 }
 
+// attach-by-hostname keys attachments on the hostname it runs under, not
+// the node it is given: right where kubelet attaches, on the node; where
+// the controller attaches, on the control plane, whose hostname it then
+// records, so no node can mount the volume.
+TEST(Verdicts, AttachKeyedOnTheHostnameFailsOnlyWhereTheControllerAttaches) {
+  FLEXKIT_REQUIRE_ROOT();
+  const std::string driver = kControls + "/flexkit~attach-by-hostname/attach-by-hostname";
+  const std::string focus = "lifecycle/attachable|sequence/exhaustive";
+  auto kubelet = Flexconform({"--profile", kControls + "/profile-kubelet-attach.yaml", "--driver",
+                              driver, "--focus", focus});
+  EXPECT_EQ(kubelet.exit_code, 0) << kubelet.out;
+  const auto* k = kubelet.Case("lifecycle/attachable");
+  ASSERT_NE(k, nullptr) << kubelet.out;
+  // WARN at most: its isattached always answers true (kubelet never asks).
+  EXPECT_NE((*k)["verdict"], "FAIL") << (*k)["reason"];
+
+  auto controller = Flexconform({"--profile", kControls + "/profile-attach-shared.yaml", "--driver",
+                                 driver, "--focus", focus});
+  EXPECT_EQ(controller.exit_code, 1) << controller.out;
+  for (const std::string name : {"lifecycle/attachable", "sequence/exhaustive"}) {
+    const auto* c = controller.Case(name);
+    ASSERT_NE(c, nullptr) << controller.out;
+    EXPECT_EQ((*c)["verdict"], "FAIL") << name;
+    EXPECT_NE((*c)["reason"].get<std::string>().find("attached to control-plane, not to node"),
+              std::string::npos)
+        << name << ": " << (*c)["reason"];
+  }
+}
+
 // Invalid base64 accepted: a FAIL for a driver that declares secrets, a
 // WARN for one that declares none.
 TEST(Verdicts, InvalidBase64FailsOnlyWhereSecretsAreDeclared) {
