@@ -1,6 +1,7 @@
 #include "conformance/fix_hints.h"
 
 #include <map>
+#include <utility>
 
 namespace flexkit::conform {
 
@@ -42,6 +43,19 @@ std::string FixHint(const std::string& rule) {
       {"protocol", "see the rule's § in flexvolume-protocol.md"},
       {"harness", "a flexconform problem, not the driver's: rerun, or report it with --keep"},
   };
+  // A rule number that covers several duties gets the hint of the duty
+  // the rule's text names.
+  static const std::pair<const char*, const char*> by_duty[] = {
+      {"F19 (protocol §4: kubernetes.io/fsType",
+       "make the filesystem kubernetes.io/fsType names (mkfs -t, mount -t), not a fixed one"},
+      {"F19 (protocol §7: mountdevice mounts",
+       "mountdevice mounts the device at the global path, and answers Success only then"},
+      {"F19 (protocol §5.6: mountdevice leaves",
+       "mountdevice mounts the device at the global path, and answers Success only then"},
+  };
+  for (const auto& [prefix, hint] : by_duty) {
+    if (rule.rfind(prefix, 0) == 0) return hint;
+  }
   const std::string id = rule.substr(0, rule.find_first_of(" /(:"));
   auto it = hints.find(id);
   return it == hints.end() ? "" : it->second;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "conformance/fix_hints.h"
 #include "tests/support/report_schema.h"
 #include "tests/support/temp_dir.h"
 
@@ -51,6 +52,24 @@ RunInfo Info() {
 
 // What Jenkins, GitLab and GitHub show of a suite: its name, properties,
 // timestamp and hostname; a WARN as a property and system-out.
+// A rule number covering several duties gets the hint of the one its text
+// names: a mountdevice that fails is not told about reformatting.
+TEST(FixHints, FitTheDutyTheRuleNames) {
+  EXPECT_NE(FixHint("F19 (protocol §7: mountdevice mounts the device)").find("mountdevice mounts"),
+            std::string::npos);
+  EXPECT_NE(FixHint("F19 (protocol §5.6: mountdevice leaves a real mount at the path)")
+                .find("mountdevice mounts"),
+            std::string::npos);
+  EXPECT_NE(FixHint("F19 (protocol §7: an existing filesystem is never reformatted)")
+                .find("never reformat"),
+            std::string::npos);
+  EXPECT_NE(FixHint("F19 (protocol §4: kubernetes.io/fsType is honoured)").find("fsType"),
+            std::string::npos);
+  EXPECT_NE(FixHint("F18 (protocol §4: read-only)").find("kubernetes.io/readwrite=ro"),
+            std::string::npos);
+  EXPECT_EQ(FixHint("no such rule"), "");
+}
+
 TEST(Reports, JunitNamesTheDriverAndCarriesTheRunAsProperties) {
   const std::string xml = JunitXml(Sample(), Info());
   EXPECT_NE(xml.find("<testsuite name=\"flexconform: acme/d\""), std::string::npos) << xml;
