@@ -55,6 +55,15 @@ class CapturingRunner : public sim::ProcessRunner {
   sim::ProcessResult last_;
 };
 
+// The shells' words for a command missing from PATH: dash's "jq: not
+// found", bash's "jq: command not found", env's "No such file or directory".
+bool ShellFoundNoCommand(const std::string& output) {
+  return output.find(": not found") != std::string::npos ||
+         output.find("command not found") != std::string::npos ||
+         (output.find("env: ") != std::string::npos &&
+          output.find("No such file or directory") != std::string::npos);
+}
+
 bool ControllerVerb(const std::string& verb) {
   return verb == "attach" || verb == "detach" || verb == "isattached";
 }
@@ -464,8 +473,15 @@ Finding CaseContext::CheckReply(const std::string& verb, const std::string& harn
   // kubelet uses a reply that leaks a secret: the case goes on.
   if (HasSecret(raw_output)) RecordSecretLeak(verb);
   if (harness_problem.empty() && verdict.outcome == sim::Outcome::kDecodeError) {
-    if (mode.control_plane) {
+    // In the control plane a tool the shell cannot find breaks the reply
+    // (cluster-facts §2); any other stray output breaks it as on a node.
+    if (mode.control_plane && ShellFoundNoCommand(raw_output)) {
       found("F2 (cluster-facts §2: kube-controller-manager has no shell tools, a minimal PATH)",
+            verb + ", run as the controller runs it (PATH=" + ControlPlanePath() +
+                "): kubelet cannot decode the reply: " + verdict.error,
+            true);
+    } else if (mode.control_plane) {
+      found("F1/F2/F3 (protocol §3: combined output must be exactly one JSON document)",
             verb + ", run as the controller runs it (PATH=" + ControlPlanePath() +
                 "): kubelet cannot decode the reply: " + verdict.error,
             true);

@@ -46,6 +46,9 @@ std::string FixHint(const std::string& rule) {
   // A rule number that covers several duties gets the hint of the duty
   // the rule's text names.
   static const std::pair<const char*, const char*> by_duty[] = {
+      {"F2 (cluster-facts §2",
+       "the controller runs attach, detach and isattached with no tools on PATH: use shell "
+       "builtins there, or a static binary"},
       {"F19 (protocol §4: kubernetes.io/fsType",
        "make the filesystem kubernetes.io/fsType names (mkfs -t, mount -t), not a fixed one"},
       {"F19 (protocol §7: mountdevice mounts",

@@ -1,12 +1,16 @@
 // kubelet's own unmount as case_context.h promises it: a transient EBUSY is
 // retried, any other error is thrown at once (on a fake node, no root);
-// a case's nodes are the ones it declares, up to the profile's.
+// a case's nodes are the ones it declares, up to the profile's; a
+// controller's call runs with the control plane's hostname and PATH, and
+// an undecodable reply there is blamed on the PATH only when the shell
+// found no command.
 #include "conformance/case_context.h"
 
 #include <gtest/gtest.h>
 
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include "conformance/fixture.h"
@@ -82,6 +86,54 @@ TEST(CaseContextNodes, ACaseGetsTheNodesItDeclaresUpToTheProfiles) {
   CaseContext capped(profile, dir.Join("3"), "r1c3", 1, *fixture, runner, 2);
   EXPECT_EQ(capped.node_count(), 1u);
   EXPECT_THROW(capped.node(1), CaseSkip);
+}
+
+std::vector<std::string> Rules(const CaseContext& c) {
+  std::vector<std::string> rules;
+  for (const auto& f : c.findings()) rules.push_back(f.rule);
+  return rules;
+}
+
+TEST(CaseContextControlPlane, ACallSeesItsHostnameAndOnlyAMissingCommandBlamesThePath) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir("case-control-plane");
+  const std::string driver = dir.Join("driver");
+  // Builtins only, but for attach's jq; detach's backend chatters on stderr.
+  std::ofstream(driver) << "#!/bin/sh\n"
+                           "case \"$1\" in\n"
+                           "  init) printf '{\"status\":\"Success\",\"capabilities\":"
+                           "{\"attach\":true}}\\n' ;;\n"
+                           "  isattached) read -r h < /proc/sys/kernel/hostname\n"
+                           "    printf '{\"status\":\"Failure\",\"message\":\"%s\"}\\n' \"$h\"; "
+                           "exit 1 ;;\n"
+                           "  attach) jq -n '{status: \"Success\"}' ;;\n"
+                           "  detach) echo '  Failed to find logical volume' >&2\n"
+                           "    printf '{\"status\":\"Success\"}\\n' ;;\n"
+                           "esac\n";
+  std::filesystem::permissions(driver, std::filesystem::perms::owner_all);
+  DriverProfile profile;
+  profile.driver = driver;
+  profile.driver_name = "flexconform/driver";
+  profile.capabilities = sim::DriverCapabilities{};
+  profile.capabilities->attach = true;
+  auto fixture = MakeFixture(profile.fixture, dir.path());
+  sim::BoostProcessRunner runner;
+  CaseContext c(profile, dir.Join("case"), "r1c1", 1, *fixture, runner, 1);
+  const sim::VolumeSpec spec = c.Volume("v");
+  auto& n = c.node(0);
+
+  const auto asked = c.CallInControlPlane(n, c.argv().IsAttached(c.Json(spec), n.name()), false);
+  ASSERT_TRUE(asked.verdict.status.has_value()) << asked.verdict.error;
+  EXPECT_EQ(asked.verdict.status->message, sim::kControlPlaneName);
+  EXPECT_TRUE(Rules(c).empty());
+
+  c.CallInControlPlane(n, c.argv().Attach(c.Json(spec), n.name()), false);
+  ASSERT_EQ(Rules(c).size(), 1u);
+  EXPECT_EQ(Rules(c)[0].rfind("F2 (cluster-facts §2", 0), 0u) << Rules(c)[0];
+
+  c.CallInControlPlane(n, c.argv().Detach("v", n.name()), false);
+  ASSERT_EQ(Rules(c).size(), 2u);
+  EXPECT_EQ(Rules(c)[1].rfind("F1/F2/F3 (protocol §3", 0), 0u) << Rules(c)[1];
 }
 
 }  // namespace

@@ -67,6 +67,10 @@ TEST(FixHints, FitTheDutyTheRuleNames) {
             std::string::npos);
   EXPECT_NE(FixHint("F18 (protocol §4: read-only)").find("kubernetes.io/readwrite=ro"),
             std::string::npos);
+  EXPECT_NE(FixHint("F2 (cluster-facts §2: kube-controller-manager has no shell tools)")
+                .find("no tools on PATH"),
+            std::string::npos);
+  EXPECT_NE(FixHint("F2 (protocol §3)").find("printf"), std::string::npos);
   EXPECT_EQ(FixHint("no such rule"), "");
 }
 
