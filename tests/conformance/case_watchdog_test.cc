@@ -96,16 +96,18 @@ TEST_F(RunnerStallTest, ACaseThatStallsIsStoppedWithWhereItWaitedAndItsProcesses
 }
 
 TEST_F(RunnerStallTest, ACaseThatKeepsCallingTheDriverRunsPastTheLimit) {
+  // No wait after the last call: the case's teardown (its audit, its
+  // nodes, its dir) has the whole limit, which a loaded disk can need.
   const Case calls{"test/calls", {"root"}, {}, Applies, [](CaseContext& c) {
-                     for (int i = 0; i < 4; ++i) {
+                     for (int i = 0; i < 5; ++i) {
+                       if (i > 0) std::this_thread::sleep_for(milliseconds(700));
                        c.Call(c.node(), {"init"});
-                       std::this_thread::sleep_for(milliseconds(800));
                      }
                    }};
   const auto summary = Run({&calls});
   ASSERT_EQ(summary.results.size(), 1u);
   EXPECT_EQ(summary.results[0].grade, Grade::kPass) << summary.results[0].reason;
-  EXPECT_GT(wall_.count(), 3000) << "longer than the 1.5 s limit in all";
+  EXPECT_GT(wall_.count(), 2800) << "longer than the 1.5 s limit in all";
 }
 
 TEST(StallLimit, IsTheLongestCallDeadlineACommandHookAndAMinute) {
