@@ -262,6 +262,11 @@ void CaseContext::AddSecret(const std::string& raw) {
   secrets_.push_back(sim::Base64(raw));
 }
 
+sim::Redactor CaseContext::redactor() const {
+  std::lock_guard lock(mutex_);
+  return redactor_;
+}
+
 std::string CaseContext::Redact(std::string text) const {
   std::lock_guard lock(mutex_);
   return redactor_.Apply(std::move(text));

@@ -197,6 +197,8 @@ class CaseContext {
   void AddSecret(const std::string& raw);
   // `text` with every secret of this case replaced by "<redacted>".
   std::string Redact(std::string text) const;
+  // What Redact applies, for text made after the case is gone.
+  sim::Redactor redactor() const;
   // How many mounts the node's namespace has at `target` (stacking shows).
   std::size_t MountCount(sim::Node& n, const std::string& target) const;
   // The options of the (topmost) mount at `target`, "" when none.

@@ -77,6 +77,7 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
   r.tags = c.tags;
   std::filesystem::create_directories(case_dir);
   const std::string run_dir = std::filesystem::path(case_dir).parent_path().string();
+  sim::Redactor redactor;  // the case's secrets, kept past its context
   {
     std::unique_ptr<Fixture> fixture;
     CallTiming timing(runner);
@@ -150,6 +151,7 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
         });
       }
     }
+    if (ctx) redactor = ctx->redactor();
   }  // nodes end here: their namespaces and holders are gone
   auto host_leaks = FindHostLeaks(run_start, TakeHostSnapshot(run_dir), {case_dir, unique});
   if (!host_leaks.empty()) {
@@ -161,6 +163,12 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
     }
     SetFail(r, "F26 (leak audit: a case leaves nothing behind)", Join(lines, "; "));
   }
+  // Whys quote drivers' replies and leftover processes' command lines,
+  // which may carry a secret (a Failure naming the user, a mount helper's
+  // password=): none leaves the case unredacted.
+  r.reason = redactor.Apply(std::move(r.reason));
+  for (auto& f : r.findings) f.why = redactor.Apply(std::move(f.why));
+  for (auto& w : r.warnings) w = redactor.Apply(std::move(w));
   if (!settings.keep) {
     std::error_code ec;
     std::filesystem::remove_all(case_dir, ec);

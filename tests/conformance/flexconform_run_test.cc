@@ -33,6 +33,38 @@ std::map<std::string, std::string> Verdicts(const std::string& report) {
 // daemon a case's driver leaves (reparented away, carrying the case dir)
 // is that case's leak alone, and nothing of a sibling case is mistaken for
 // the case's, or reclaimed from under it.
+// A driver's Failure that names the secret it was given: the case's why
+// quotes the reply, and the report and console still show no secret.
+TEST(Secrets, AFailureNamingASecretIsRedactedInTheWhy) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir("flexconform-secret-why");
+  const std::string folder = dir.Join("flexkit~names-secret");
+  std::filesystem::create_directories(folder);
+  const std::string driver = folder + "/names-secret";
+  std::ofstream(driver) << R"sh(#!/bin/sh
+case "$1" in
+  init) printf '{"status":"Success","capabilities":{"attach":false}}\n' ;;
+  mount) user=${3#*\"kubernetes.io/secret/username\":\"} user=${user%%\"*}
+    printf '{"status":"Failure","message":"login as %s refused"}\n' "$(printf %s "$user" | base64 -d)"
+    exit 1 ;;
+  *) printf '{"status":"Not supported"}\n' ;;
+esac
+)sh";
+  std::filesystem::permissions(driver, std::filesystem::perms::owner_all);
+  const std::string secret = "flexkit-user-5ecret";
+  std::ofstream(dir.Join("profile.yaml"))
+      << "driver: " << driver << "\nsecrets: {username: " << secret << "}\n";
+  auto r = flexkit::testing::RunProcess({flexkit::testing::BuiltBinary("conformance/flexconform"),
+                                         "--profile", dir.Join("profile.yaml"), "--focus",
+                                         "^lifecycle/mount-only\\b", "--json", dir.Join("r.json"),
+                                         "--run-root", dir.path()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::string report = flexkit::testing::ReadFileText(dir.Join("r.json"));
+  EXPECT_NE(report.find("login as <redacted> refused"), std::string::npos) << report;
+  EXPECT_EQ(report.find(secret), std::string::npos);
+  EXPECT_EQ((r.out + r.err).find(secret), std::string::npos) << r.out << r.err;
+}
+
 TEST(ParallelRun, GradesAsTheSerialRunAndAttributesEachLeakToItsCase) {
   FLEXKIT_REQUIRE_ROOT();
   const std::string mutants = FLEXKIT_MUTANTS_DIR;
