@@ -215,7 +215,12 @@ void CaseContext::CheckCanaries(const std::string& verb) const {
 void CaseContext::CheckMounted(sim::Node& n, const std::string& verb, const std::string& target,
                                bool read_only) {
   constexpr const char* kRule = "protocol §3: a Success is true (the mount exists and is usable)";
-  if (!n.filesystem().IsMountPoint(target)) {
+  const bool directory = verb == "mount" && profile_.pod_volume_is_directory;
+  if (directory && !n.filesystem().PathExists(target)) {
+    RecordCheck(n, "directory", target, "missing");
+    Fail(kRule, verb + " answered Success but " + target + " is gone (podVolume: directory)");
+  }
+  if (!directory && !n.filesystem().IsMountPoint(target)) {
     RecordCheck(n, "mount point", target, "not a mount point");
     Fail(kRule, verb + " answered Success but " + target + " is not a mount point");
   }
@@ -346,6 +351,11 @@ std::string CaseContext::ControlPlanePath() {
 }
 
 void CaseContext::Skip(const std::string& why) const { throw CaseSkip(why); }
+
+bool CaseContext::PodVolumeSetUp(sim::Node& n, const std::string& pod_dir) const {
+  if (n.filesystem().IsMountPoint(pod_dir)) return true;
+  return profile_.pod_volume_is_directory && n.filesystem().PathExists(pod_dir);
+}
 
 std::size_t CaseContext::MountCount(sim::Node& n, const std::string& target) const {
   return sim::MountCountAt(*n.Mounts(), target);

@@ -221,6 +221,9 @@ class CaseContext {
   // (`read_only`: the directory lists). FAIL otherwise.
   void CheckMounted(sim::Node& n, const std::string& verb, const std::string& target,
                     bool read_only);
+  // Whether a pod's volume is set up at `pod_dir` as kubelet sees it: a
+  // mount point, or with podVolume: directory, the directory.
+  bool PodVolumeSetUp(sim::Node& n, const std::string& pod_dir) const;
 
  private:
   // Searches each raw reply for the case's secrets; the first leak is kept.

@@ -82,6 +82,8 @@ PlantedFiles PlantUserFiles(CaseContext& c, sim::Node& n, const std::string& dir
   PlantedFiles p;
   p.node = &n;
   p.dir = dir;
+  p.volume_content = c.profile().pod_volume_is_directory &&
+                     dir.find("/volumes/" + c.Paths(n).EscapedDriver() + "/") != std::string::npos;
   const std::string tag = c.Unique("user-data");
   p.files = {{dir + "/index.html", "<h1>" + tag + "</h1>\n"},
              {dir + "/.htaccess", "# " + tag + "\n"},
@@ -93,6 +95,10 @@ PlantedFiles PlantUserFiles(CaseContext& c, sim::Node& n, const std::string& dir
 }
 
 void CheckPlantedFiles(CaseContext& c, const PlantedFiles& p, const std::string& verb) {
+  if (p.volume_content) {
+    RemovePlanted(p);
+    return;
+  }
   std::string lost;
   for (const auto& [path, content] : p.files) {
     std::string back;

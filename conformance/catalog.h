@@ -93,6 +93,9 @@ struct PlantedFiles {
   sim::Node* node = nullptr;
   std::string dir;
   std::vector<std::pair<std::string, std::string>> files;  // path, content
+  // A pod dir of a podVolume: directory driver: the files are the volume's
+  // own, which its unmount removes; no data is lost then.
+  bool volume_content = false;
 };
 // Plants them in `dir` (created if missing); the tracker removes what is
 // left when the case ends early.

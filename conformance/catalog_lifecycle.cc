@@ -10,7 +10,7 @@ namespace {
 void MountOnlyLifecycle(CaseContext& c) {
   auto& n = c.node();
   auto v = c.SetUp(n, c.Volume(c.Unique("vol")), c.Pod("pod"));
-  if (!n.filesystem().IsMountPoint(v.pod_dir)) {
+  if (!c.PodVolumeSetUp(n, v.pod_dir)) {
     c.Fail("protocol §7: mount mounts the pod dir",
            "mount said Success but " + v.pod_dir + " is not a mount point");
   }

@@ -8,6 +8,7 @@
 // still fails and reported with how to replay it.
 #include <sys/mount.h>
 
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -269,6 +270,11 @@ class SequenceRun {
         const auto& spec = model::PodReadOnly(a.pod) ? spec_ro_ : spec_rw_;
         n.filesystem().MakeDirs(dir, 0750);  // prepareForMount (§5.7)
         auto r = c_.Call(n, argv.Mount(dir, c_.Json(spec, &pod), v.mount_device));
+        // On any error kubelet removes the pod dir (§5.7), when it can.
+        if (!r.ok() && !r.not_supported() && !n.filesystem().IsMountPoint(dir)) {
+          std::error_code ec;
+          std::filesystem::remove(CaseContext::HostPath(n, dir), ec);
+        }
         if (auto d = OutcomeDiverges(a, e, r)) return d;
         if (r.not_supported() && !n.filesystem().IsMountPoint(dir)) {
           n.filesystem().Mount(v.global_path, dir, "", MS_BIND, "");
@@ -360,7 +366,10 @@ class SequenceRun {
         }
       }
       for (std::size_t p = 0; p < v.pod_dirs.size(); ++p) {
-        const std::size_t count = sim::MountCountAt(table, v.pod_dirs[p]);
+        std::size_t count = sim::MountCountAt(table, v.pod_dirs[p]);
+        // podVolume: directory: the pod dir is the volume (kubelet removes
+        // it after each unmount and failed mount).
+        if (count == 0 && c_.PodVolumeSetUp(*v.node, v.pod_dirs[p])) count = 1;
         const bool mounted = want.PodMounted(static_cast<int>(p));
         const std::size_t expected = mounted ? 1 : 0;
         const std::string pod = "pod-" + std::to_string(p + 1);

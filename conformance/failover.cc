@@ -125,7 +125,7 @@ bool Failover::SetUpOn(const sim::Node& n) {
 bool Failover::Mounted(const sim::Pod& pod) {
   sim::Node& n = cluster_->node(pod.node);
   return n.running() && cluster_->kubelet(pod.node).PodsWithVolume(volume_name_).count(pod.uid) &&
-         n.filesystem().IsMountPoint(PodDir(pod));
+         c_.PodVolumeSetUp(n, PodDir(pod));
 }
 
 void Failover::RequireMounted(const sim::Pod& pod, const std::string& rule,

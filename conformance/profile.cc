@@ -112,7 +112,8 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
             {"driver",        "driverName", "capabilities",     "attachManagement", "kubernetes",
              "volumeOptions", "fsTypes",    "invalidOptions",   "freeTextOptions",  "secrets",
              "nodes",         "nodeEnv",    "privileges",       "timeouts",         "skip",
-             "install",       "fixture",    "controlPlanePath", "storage",          "liveNode"});
+             "install",       "fixture",    "controlPlanePath", "storage",          "liveNode",
+             "podVolume"});
   DriverProfile p;
   if (!root["driver"] && !root["liveNode"])
     throw ProfileError(origin, root, "'driver' (the executable) is required");
@@ -244,6 +245,14 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
     p.storage = As<std::string>(origin, n, "storage");
     if (p.storage != "shared" && p.storage != "node-local" && p.storage != "ephemeral")
       throw ProfileError(origin, n, "storage must be shared, node-local or ephemeral");
+  }
+  if (auto n = root["podVolume"]) {
+    const auto kind = As<std::string>(origin, n, "podVolume");
+    if (kind != "mount" && kind != "directory")
+      throw ProfileError(origin, n,
+                         "podVolume must be mount (mount leaves a mount at the pod dir) or "
+                         "directory (mount fills the pod dir, mounting nothing)");
+    p.pod_volume_is_directory = kind == "directory";
   }
   return p;
 }

@@ -75,6 +75,12 @@ struct DriverProfile {
   // its node), "ephemeral" (fresh on every mount); empty: not said, so the
   // cross-node data check SKIPs.
   std::string storage;
+  // podVolume: directory: mount fills the pod dir itself and mounts
+  // nothing there, as kubelet's own gitRepo volume does (kubelet never
+  // looks for a mount after mount's Success). The pod dir being there is
+  // then the volume set up, and what it holds is the volume's, for unmount
+  // to remove. Default (podVolume: mount): mount leaves a mount there.
+  bool pod_volume_is_directory = false;
   // liveNode.scratch: the run is on a real node (the Sonobuoy plugin), so
   // only the cases tagged live-node run and the run dirs go under this
   // path; empty: not a live node. Then `driver` may come from --driver.

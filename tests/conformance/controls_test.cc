@@ -59,8 +59,8 @@ Run Flexconform(std::vector<std::string> args) {
 struct Control {
   std::string name;
   bool attachable;
-  std::vector<std::string> warn;                // cases that must WARN (nothing FAILs)
-  std::string profile = "profile-attach.yaml";  // for an attachable control
+  std::vector<std::string> warn;  // cases that must WARN (nothing FAILs)
+  std::string profile = "";  // default: profile-attach.yaml for an attachable control, else none
 };
 
 void PrintTo(const Control& c, std::ostream* os) { *os << c.name; }
@@ -71,7 +71,9 @@ TEST_P(ControlTest, PassesWithNoFail) {
   FLEXKIT_REQUIRE_ROOT();
   const Control& c = GetParam();
   std::vector<std::string> args = {"--driver", kControls + "/flexkit~" + c.name + "/" + c.name};
-  if (c.attachable) args.insert(args.begin(), {"--profile", kControls + "/" + c.profile});
+  const std::string profile =
+      !c.profile.empty() ? c.profile : (c.attachable ? "profile-attach.yaml" : "");
+  if (!profile.empty()) args.insert(args.begin(), {"--profile", kControls + "/" + profile});
   auto r = Flexconform(args);
   EXPECT_EQ(r.exit_code, 0) << r.out;
   int passed = 0;
@@ -105,6 +107,12 @@ INSTANTIATE_TEST_SUITE_P(
         Control{"ro-by-design", false, {"secrets/invalid-base64-is-failure"}},
         // Go decodes "Status" and ignores the padding: WARN for the key only.
         Control{"padded-status", false, {"protocol/init-reply", "lifecycle/mount-only"}},
+        // A volume that is a directory the driver fills (podVolume:
+        // directory), as gitRepo is: kubelet never asks for a mount.
+        Control{"directory-volume",
+                false,
+                {"secrets/invalid-base64-is-failure"},
+                "profile-directory.yaml"},
         // attach Not supported: device "", mountdevice does the work,
         // unmountdevice removes the global dir.
         Control{"attach-not-supported", true, {}},
@@ -218,6 +226,21 @@ TEST(Verdicts, AttachKeyedOnTheHostnameFailsOnlyWhereTheControllerAttaches) {
               std::string::npos)
         << name << ": " << (*c)["reason"];
   }
+}
+
+// The directory-volume control without its profile's podVolume: directory
+// is a mount that mounted nothing: FAIL, as for a driver whose mount
+// ignores its errors.
+TEST(Verdicts, ADirectoryVolumeNotDeclaredSoIsAMountThatMountedNothing) {
+  FLEXKIT_REQUIRE_ROOT();
+  auto r = Flexconform({"--driver", kControls + "/flexkit~directory-volume/directory-volume",
+                        "--focus", "^lifecycle/mount-only\\b"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const auto* c = r.Case("lifecycle/mount-only");
+  ASSERT_NE(c, nullptr) << r.out;
+  EXPECT_EQ((*c)["verdict"], "FAIL");
+  EXPECT_NE((*c)["reason"].get<std::string>().find("is not a mount point"), std::string::npos)
+      << (*c)["reason"];
 }
 
 // Invalid base64 accepted: a FAIL for a driver that declares secrets, a

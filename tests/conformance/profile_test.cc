@@ -61,6 +61,20 @@ TEST(Profile, ParsesInvalidAndFreeTextOptions) {
                std::runtime_error);
 }
 
+TEST(Profile, PodVolumeIsAMountUnlessTheProfileSaysDirectory) {
+  EXPECT_FALSE(ParseProfile("driver: d\n", "p.yaml", "").pod_volume_is_directory);
+  EXPECT_FALSE(ParseProfile("driver: d\npodVolume: mount\n", "p.yaml", "").pod_volume_is_directory);
+  EXPECT_TRUE(
+      ParseProfile("driver: d\npodVolume: directory\n", "p.yaml", "").pod_volume_is_directory);
+  try {
+    ParseProfile("driver: d\npodVolume: dir\n", "p.yaml", "");
+    ADD_FAILURE() << "podVolume: dir was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("p.yaml:2: podVolume must be mount"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Profile, UnknownTopLevelKeyIsRefusedWithItsLine) {
   try {
     ParseProfile("driver: d\n\nfsType: [ext4]\n", "p.yaml", "");
