@@ -49,9 +49,13 @@ void InitReply(CaseContext& c) {
   }
 }
 
+// The made-up verb comes with arguments as every verb kubelet sends does
+// (a JSON and a path): a driver that checks its arity before its verb
+// still answers a verb of a newer kubelet.
 void UnknownVerb(CaseContext& c) {
+  const std::string json = c.Json(c.Volume(c.Unique("vol")));
   for (const std::string verb : {"flexconform-no-such-verb", "expandvolume", "expandfs"}) {
-    sim::Args args{verb};
+    sim::Args args{verb, json, "/nonexistent"};
     if (verb == "expandvolume") args = {verb, "{}", "/nonexistent", "2147483648", "1073741824"};
     if (verb == "expandfs")
       args = {verb, "{}", "/dev/null", "/nonexistent", "2147483648", "1073741824"};
@@ -65,9 +69,22 @@ void UnknownVerb(CaseContext& c) {
   }
 }
 
+// kubelet and the controller ask an attachable driver's getvolumename
+// all the time; a driver without attach only on mount's Not supported
+// fallback (§7.2), which a mount-only driver does not have: there its
+// failure is a call kubelet never makes.
 void GetVolumeName(CaseContext& c) {
   auto spec = c.Volume(c.Unique("vol"));
-  auto r = c.Call(c.node(), c.argv().GetVolumeName(c.Json(spec)));
+  const sim::Args args = c.argv().GetVolumeName(c.Json(spec));
+  if (!c.profile().attachable()) {
+    auto r = c.CallKubeletNeverMakes(c.node(), args);
+    if (!r.ok() && !r.not_supported())
+      c.Warn("getvolumename failed: " + r.verdict.error +
+             " [kubelet asks a driver without attach only when its mount is Not supported "
+             "(protocol §7.2)]");
+    return;
+  }
+  auto r = c.Call(c.node(), args);
   if (!r.ok() && !r.not_supported()) {
     c.Fail("F29 (protocol §3.2 item 7: getvolumename never fails; kubelet ignores it)",
            "getvolumename failed: " + r.verdict.error);
