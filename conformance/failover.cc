@@ -270,7 +270,11 @@ void Failover::Witness(const Owners& owners, const std::string& when) {
   std::vector<std::string> attached;
   std::vector<std::string> unknown;
   for (sim::Node* n : {&a_, &b_}) {
-    auto r = c_.Call(*caller, c_.argv().IsAttached(c_.Json(spec_), n->name()), "controller");
+    const sim::Args args = c_.argv().IsAttached(c_.Json(spec_), n->name());
+    // With kubelet-managed attach nothing runs isattached (§7.3): its
+    // answer still witnesses the backend, its reply's shape is only a WARN.
+    auto r = attacher_ == Attacher::kController ? c_.Call(*caller, args, "controller")
+                                                : c_.CallKubeletNeverMakes(*caller, args);
     if (!r.ok() || !r.verdict.status) {
       unknown.push_back(n->name());
       continue;

@@ -243,6 +243,21 @@ TEST(Verdicts, ADirectoryVolumeNotDeclaredSoIsAMountThatMountedNothing) {
       << (*c)["reason"];
 }
 
+// In a failover with kubelet-managed attach nothing runs isattached: the
+// witness's isattached runs as kubelet never calls it, not with the
+// controller's empty PATH, so a driver needing jq there breaks no rule.
+TEST(Verdicts, AKubeletManagedFailoverJudgesNoControllerPath) {
+  FLEXKIT_REQUIRE_ROOT();
+  auto r = Flexconform({"--profile", kControls + "/profile-controller.yaml", "--focus",
+                        "^failover/crash-reschedule-kubelet-inline\\b"});
+  const auto* c = r.Case("failover/crash-reschedule-kubelet-inline");
+  ASSERT_NE(c, nullptr) << r.out;
+  for (const auto& rule : (*c)["rules"]) {
+    EXPECT_EQ(rule.get<std::string>().find("cluster-facts §2"), std::string::npos) << rule;
+    EXPECT_EQ(rule.get<std::string>().rfind("F1/F2/F3", 0), std::string::npos) << rule;
+  }
+}
+
 // Invalid base64 accepted: a FAIL for a driver that declares secrets, a
 // WARN for one that declares none.
 TEST(Verdicts, InvalidBase64FailsOnlyWhereSecretsAreDeclared) {
