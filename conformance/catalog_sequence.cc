@@ -252,6 +252,17 @@ class SequenceRun {
         return std::nullopt;
       }
       case Verb::kMountDevice: {
+        // kubelet's mount of an attached volume is one operation:
+        // waitforattach, then mountdevice with the device it gave (§7.1
+        // steps 7-9); a driver may find or make the device only there.
+        auto w = c_.Call(n, argv.WaitForAttach(v.attach_device, json));
+        if (!w.ok() && !w.not_supported()) {
+          return Divergence{0, "protocol §7.1: waitforattach of an attached volume succeeds",
+                            "waitforattach before mountdevice answers Success",
+                            std::string(model::OutcomeName(OutcomeOf(w))) + ": " + w.verdict.error};
+        }
+        if (w.ok() && w.verdict.status && !w.verdict.status->device.empty())
+          v.mount_device = w.verdict.status->device;
         n.filesystem().MakeDirs(v.global_path, 0750);  // prepareForMount (§5.6)
         auto r = c_.Call(n, argv.MountDevice(v.global_path, v.mount_device, json));
         if (auto d = OutcomeDiverges(a, e, r)) return d;
