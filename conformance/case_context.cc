@@ -488,21 +488,18 @@ Finding CaseContext::CheckReply(const std::string& verb, const std::string& harn
   // kubelet uses a reply that leaks a secret: the case goes on.
   if (HasSecret(raw_output)) RecordSecretLeak(verb);
   if (harness_problem.empty() && verdict.outcome == sim::Outcome::kDecodeError) {
+    const std::string why =
+        verb +
+        (mode.control_plane ? ", run as the controller runs it (PATH=" + ControlPlanePath() + ")"
+                            : std::string()) +
+        ": kubelet cannot decode the reply: " + verdict.error;
     // In the control plane a tool the shell cannot find breaks the reply
     // (cluster-facts §2); any other stray output breaks it as on a node.
     if (mode.control_plane && ShellFoundNoCommand(raw_output)) {
       found("F2 (cluster-facts §2: kube-controller-manager has no shell tools, a minimal PATH)",
-            verb + ", run as the controller runs it (PATH=" + ControlPlanePath() +
-                "): kubelet cannot decode the reply: " + verdict.error,
-            true);
-    } else if (mode.control_plane) {
-      found("F1/F2/F3 (protocol §3: combined output must be exactly one JSON document)",
-            verb + ", run as the controller runs it (PATH=" + ControlPlanePath() +
-                "): kubelet cannot decode the reply: " + verdict.error,
-            true);
+            why, true);
     } else {
-      found("F1/F2/F3 (protocol §3: combined output must be exactly one JSON document)",
-            verb + ": kubelet cannot decode the reply: " + verdict.error, true);
+      found("F1/F2/F3 (protocol §3: combined output must be exactly one JSON document)", why, true);
     }
   }
   if (verdict.outcome == sim::Outcome::kFailure && verdict.status &&
