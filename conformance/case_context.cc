@@ -91,13 +91,15 @@ CaseContext::CaseContext(const DriverProfile& profile, std::string case_dir,
                          sim::ProcessRunner& runner, int nodes)
     : profile_(profile),
       version_(&sim::FindProfile(profile.kubernetes)),
-      argv_(*version_),
       case_dir_(std::move(case_dir)),
       unique_prefix_(std::move(unique_prefix)),
       repeat_(repeat),
       fixture_(fixture),
       runner_(runner),
-      declared_nodes_(nodes) {
+      declared_nodes_(nodes),
+      ops_(*version_, kubelet_caller_),
+      beyond_kubelet_ops_(*version_, beyond_kubelet_caller_),
+      control_plane_ops_(*version_, control_plane_caller_) {
   for (const auto& [key, value] : profile_.secrets) AddSecret(value);
   for (int i = 1; i <= std::min(nodes, profile_.nodes); ++i) {
     const std::string name = "node-" + std::to_string(i);
@@ -150,7 +152,7 @@ sim::VolumeSpec CaseContext::Volume(const std::string& name, bool read_only) {
 
 void CaseContext::UseKubernetes(const std::string& kubernetes) {
   version_ = &sim::FindProfile(kubernetes);
-  argv_ = sim::ArgvBuilder(*version_);
+  for (auto* ops : {&ops_, &beyond_kubelet_ops_, &control_plane_ops_}) ops->UseProfile(*version_);
 }
 
 sim::MountExtras CaseContext::Pod(const std::string& stem) {
@@ -160,10 +162,6 @@ sim::MountExtras CaseContext::Pod(const std::string& stem) {
   pod.pod_uid = Unique("uid");
   pod.secret = profile_.secrets;
   return pod;
-}
-
-std::string CaseContext::Json(const sim::VolumeSpec& spec, const sim::MountExtras* pod) const {
-  return sim::OptionsJson(*version_, spec, pod);
 }
 
 sim::KubeletPaths CaseContext::Paths(const sim::Node& n) const {
@@ -176,6 +174,7 @@ sim::KubeletPaths CaseContext::Paths(const sim::Node& n) const {
 void CaseContext::UseKubeletRoot(const sim::Node& n, const std::string& root) {
   std::lock_guard lock(mutex_);
   kubelet_roots_[n.name()] = root;
+  for (auto* ops : {&ops_, &beyond_kubelet_ops_, &control_plane_ops_}) ops->UseKubeletRoot(n, root);
 }
 
 bool CaseContext::Listable(const sim::Node& n, const std::string& dir) {
@@ -365,36 +364,9 @@ std::string CaseContext::MountOptions(sim::Node& n, const std::string& target) c
   return sim::TopmostOptionsAt(*n.Mounts(), target);
 }
 
-sim::CallResult CaseContext::Call(sim::Node& n, const sim::Args& args, const std::string& component,
-                                  const std::string& executable) {
-  return CheckedCall(n, args, component, executable).result;
-}
-
-sim::CallResult CaseContext::CallInControlPlane(sim::Node& n, const sim::Args& args,
-                                                bool as_warnings) {
-  return CheckedCall(n, args, "controller", "", CallMode{true, as_warnings}).result;
-}
-
-sim::CallResult CaseContext::CallKubeletNeverMakes(sim::Node& n, const sim::Args& args) {
-  CallMode mode;
-  mode.beyond_kubelet = true;
-  return CheckedCall(n, args, "kubelet", "", mode).result;
-}
-
-CaseContext::Checked CaseContext::CheckedCall(sim::Node& n, const sim::Args& args,
-                                              const std::string& component,
-                                              const std::string& executable) {
-  // The controller runs these verbs only when attach is controller-managed;
-  // otherwise kubelet does, with kubelet's environment.
-  CallMode mode;
-  mode.control_plane =
-      component == "controller" && !profile_.kubelet_managed_attach && ControllerVerb(Verb(args));
-  return CheckedCall(n, args, component, executable, mode);
-}
-
-CaseContext::Checked CaseContext::CheckedCall(sim::Node& n, const sim::Args& args,
-                                              const std::string& component,
-                                              const std::string& executable, CallMode mode) {
+sim::CallResult CaseContext::CheckedCall(sim::Node& n, const sim::Args& args,
+                                         const std::string& component,
+                                         const std::string& executable, CallMode mode) {
   const std::string verb = Verb(args);
   CapturingRunner capturing(runner_, mode.control_plane ? ControlPlanePath() : "");
   sim::DriverInvoker invoker(capturing, transcript_,
@@ -420,18 +392,19 @@ CaseContext::Checked CaseContext::CheckedCall(sim::Node& n, const sim::Args& arg
   CheckCanaries(verb);
   Finding failing =
       CheckReply(verb, r.harness_problem, process.spawn_error, process.combined, r.verdict, mode);
+  if (!failing.rule.empty() && r.record) {
+    std::lock_guard lock(mutex_);
+    failing_by_record_[*r.record] = failing;
+  }
   if (plugin_dir) CheckPluginDir(verb, plugin_dir->Changes());
-  return {r, failing};
+  return r;
 }
 
 bool CaseContext::IsAttachedWitnesses(sim::Node& caller, const std::string& claim,
                                       const std::string& rule) {
   if (!isattached_said_false_ && !isattached_probed_.exchange(true)) {
     const sim::VolumeSpec never = Volume(Unique("never-attached"));
-    CallMode mode;
-    mode.control_plane = !profile_.kubelet_managed_attach;
-    mode.beyond_kubelet = true;
-    CheckedCall(caller, argv_.IsAttached(Json(never), caller.name()), "controller", "", mode);
+    beyond_kubelet_ops_.CallIsAttached(caller, sim::Component::kController, never, caller.name());
   }
   if (isattached_said_false_) return true;
   Warn(claim + ", but isattached has never answered attached:false in this case: it tells " +
@@ -585,17 +558,62 @@ sim::CallSettings CaseContext::DrivenCallSettings() const {
   return SettingsWithDeadline(longest);
 }
 
-void CaseContext::FailStep(const Checked& c, const std::string& rule, const std::string& why) {
-  if (!c.failing.rule.empty()) Fail(c.failing.rule, c.failing.why);
+sim::Component CaseContext::Attacher() const {
+  return profile_.kubelet_managed_attach ? sim::Component::kKubelet : sim::Component::kController;
+}
+
+sim::CallResult CaseContext::ModeCaller::Call(const sim::DriverCall& call) {
+  CallMode mode;
+  const bool controller =
+      call.component == sim::Component::kController && ControllerVerb(Verb(call.args));
+  mode.control_plane = controller && (in_control_plane_ || !c_.profile_.kubelet_managed_attach);
+  mode.as_warnings = controller && in_control_plane_ && c_.profile_.kubelet_managed_attach;
+  mode.beyond_kubelet = beyond_kubelet_;
+  return c_.CheckedCall(call.node, call.args, sim::ComponentName(call.component), "", mode);
+}
+
+sim::CallResult CaseContext::InitCopy(sim::Node& n, const std::string& executable) {
+  return CheckedCall(n, sim::ArgvBuilder(*version_).Init(), "kubelet", executable, CallMode{});
+}
+
+const sim::CallResult& CaseContext::Require(const sim::CallResult& r, const std::string& verb,
+                                            const std::string& rule) {
+  if (r.ok()) return r;
+  const Finding failing = FailingFinding(r);
+  if (!failing.rule.empty()) Fail(failing.rule, failing.why);
+  Fail(rule, verb + " must succeed, got " + Why(r));
+}
+
+Finding CaseContext::FailingFinding(const sim::CallResult& r) const {
+  std::lock_guard lock(mutex_);
+  if (!r.record) return {};
+  auto it = failing_by_record_.find(*r.record);
+  return it == failing_by_record_.end() ? Finding{} : it->second;
+}
+
+void CaseContext::ClearTranscript() {
+  transcript_.Clear();
+  std::lock_guard lock(mutex_);
+  failing_by_record_.clear();
+}
+
+void CaseContext::FailStep(const sim::Step& step, const std::string& rule, const std::string& why) {
+  if (step.failed_call) {
+    const Finding failing = FailingFinding(*step.failed_call);
+    if (!failing.rule.empty()) Fail(failing.rule, failing.why);
+  }
   Fail(rule, why);
 }
 
-sim::CallResult CaseContext::Require(sim::Node& n, const sim::Args& args, const std::string& rule,
-                                     const std::string& component, const std::string& executable) {
-  auto c = CheckedCall(n, args, component, executable);
-  if (!c.result.ok()) FailStep(c, rule, Verb(args) + " must succeed, got " + Why(c.result));
-  return c.result;
+namespace {
+
+// What a failed step's call answered, for a why.
+std::string StepWhy(const sim::Step& step) {
+  if (step.failed_call) return Why(*step.failed_call);
+  return step.error;
 }
+
+}  // namespace
 
 PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
                              const sim::MountExtras& pod) {
@@ -604,69 +622,32 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
   v.spec = spec;
   v.pod = pod;
   auto paths = Paths(n);
-  const std::string json = Json(spec);
-  if (profile_.attachable()) {
-    const PodVolume attached = AttachDevice(n, spec);
-    v.attach_device = attached.attach_device;
-    v.device = attached.device;
-    v.global_path = attached.global_path;
-    bool driver_mounted_device = false;
-    if (!n.filesystem().IsMountPoint(v.global_path)) {
-      auto md = CheckedCall(n, argv_.MountDevice(v.global_path, v.device, json), "kubelet");
-      if (md.result.not_supported()) {
-        // kubelet's default MountDevice: FormatAndMount of a device; nothing for "".
-        if (!v.device.empty()) {
-          try {
-            n.filesystem().FormatAndMount(v.device, v.global_path,
-                                          spec.fs_type.empty() ? "ext4" : spec.fs_type,
-                                          spec.read_only);
-          } catch (const std::exception& e) {
-            Fail(
-                "F8 (protocol §3.4: mountdevice Not supported: kubelet formats and mounts the "
-                "device)",
-                "kubelet's FormatAndMount of " + v.device + " at " + v.global_path +
-                    " failed: " + e.what());
-          }
-        }
-      } else if (!md.result.ok()) {
-        // kubelet retries; the retry is skipped when the path is a mount point by now.
-        if (md.failing.rule.empty() || !n.filesystem().IsMountPoint(v.global_path)) {
-          FailStep(md, "F19 (protocol §7: mountdevice mounts the device)",
-                   "mountdevice failed: " + Why(md.result));
-        }
-      }
-      driver_mounted_device = md.result.ok();
-    }
-    const std::string global = v.global_path;
-    tracker_.Push("unmountdevice " + global, [this, &n, global] { UnmountDevice(n, global); });
-    if (driver_mounted_device) CheckMounted(n, "mountdevice", global, spec.read_only);
+  const bool attachable = profile_.attachable();
+  if (attachable) {
+    v.global_path = paths.DeviceMountPath(spec.name);
+    v.attach_device = Attach(n, spec);
   }
   v.pod_dir = paths.PodVolumeDir(pod.pod_uid, spec.name);
-  n.filesystem().MakeDirs(v.pod_dir, 0750);
-  auto pod_copy = pod;
-  auto m = CheckedCall(n, argv_.Mount(v.pod_dir, Json(spec, &pod_copy), v.device), "kubelet");
-  if (m.result.not_supported()) {
-    if (!profile_.attachable()) {
-      Fail("F8 (protocol §7: a driver without attach must implement mount)",
-           "mount answered Not supported and init says attach:false");
+  const bool fs_group = !profile_.capabilities || profile_.capabilities->fs_group;
+  const sim::MountResult m =
+      ops_.MountVolume(n, spec, pod, attachable, v.attach_device, false, fs_group);
+  v.device = m.device;
+  if (attachable) {
+    if (!m.wait_for_attach.ok()) {
+      FailStep(m.wait_for_attach, "F8 (protocol §7: waitforattach returns the device)",
+               "waitforattach must succeed, got " + StepWhy(m.wait_for_attach));
     }
-    try {
-      n.filesystem().Mount(v.global_path, v.pod_dir, "", MS_BIND, "");
-      if (spec.read_only)
-        n.filesystem().Mount("", v.pod_dir, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
-    } catch (const std::exception& e) {
-      Fail("F8 (protocol §3.4: mount Not supported: kubelet bind-mounts the global path)",
-           "kubelet's bind mount of " + v.global_path + " onto " + v.pod_dir +
-               " failed: " + e.what());
-    }
-    v.driver_mounted = false;
-  } else if (!m.result.ok()) {
-    // As for mountdevice: kubelet's retry finds a mount point and goes on.
-    if (m.failing.rule.empty() || !n.filesystem().IsMountPoint(v.pod_dir)) {
-      FailStep(m, "protocol §7: mount of a valid volume succeeds",
-               "mount failed: " + Why(m.result));
-    }
+    const sim::Step& md = m.mount_device;
+    if (!md.ok()) JudgeFailedMountDevice(n, md, v.global_path, v.device);
+    const std::string global = v.global_path;
+    const sim::VolumeSpec unmount_spec = spec;
+    tracker_.Push("unmountdevice " + global,
+                  [this, &n, unmount_spec, global] { UnmountDevice(n, unmount_spec, global); });
+    if (md.answered_success()) CheckMounted(n, "mountdevice", global, spec.read_only);
   }
+  const sim::Step& mount = m.set_up;
+  v.driver_mounted = !mount.answered_not_supported();
+  if (!mount.ok()) JudgeFailedSetUp(n, mount, v);
   auto* vp = &n;
   const std::string dir = v.pod_dir;
   const bool driver_mounted = v.driver_mounted;
@@ -677,39 +658,87 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
     undo.driver_mounted = driver_mounted;
     TearDownPod(undo);
   });
-  if (m.result.ok()) CheckMounted(n, "mount", v.pod_dir, spec.read_only);
+  for (const auto& action : mount.actions) {
+    if (action.kind == sim::KubeletAction::Kind::kSetOwnership && !action.error.empty())
+      v.ownership_error = action.error;
+  }
+  if (mount.answered_success()) CheckMounted(n, "mount", v.pod_dir, spec.read_only);
   return v;
+}
+
+// A MountDevice that failed, judged by what failed it; kubelet retries, and
+// where a retry would be skipped (the path is a mount point by now) the
+// case goes on.
+void CaseContext::JudgeFailedMountDevice(sim::Node& n, const sim::Step& md,
+                                         const std::string& global, const std::string& device) {
+  if (md.failed_verb == "getvolumename") {
+    FailStep(md, "F29 (protocol §5.2: getvolumename never fails)",
+             "kubelet's getDeviceMountPath before mountdevice: " + md.error);
+  }
+  if (md.fallback) {
+    Fail("F8 (protocol §3.4: mountdevice Not supported: kubelet formats and mounts the device)",
+         "kubelet's FormatAndMount of " + device + " at " + global + " failed: " + md.error);
+  }
+  if (!md.failed_by_call()) {
+    Fail("F19 (protocol §7: mountdevice mounts the device)",
+         "kubelet's MountDevice at " + global + " failed: " + md.error);
+  }
+  if (FailingFinding(*md.failed_call).rule.empty() || !n.filesystem().IsMountPoint(global)) {
+    FailStep(md, "F19 (protocol §7: mountdevice mounts the device)",
+             "mountdevice failed: " + Why(*md.failed_call));
+  }
+}
+
+// A SetUp that failed, judged the same way.
+void CaseContext::JudgeFailedSetUp(sim::Node& n, const sim::Step& mount, const PodVolume& v) {
+  if (mount.fallback && !profile_.attachable()) {
+    Fail("F8 (protocol §7: a driver without attach must implement mount)",
+         "mount answered Not supported and init says attach:false");
+  }
+  if (mount.failed_verb == "getvolumename") {
+    FailStep(mount, "F29 (protocol §5.2: getvolumename never fails)",
+             "kubelet's getDeviceMountPath for its bind mount: " + mount.error);
+  }
+  if (mount.fallback) {
+    Fail("F8 (protocol §3.4: mount Not supported: kubelet bind-mounts the global path)",
+         "kubelet's bind mount of " + v.global_path + " onto " + v.pod_dir +
+             " failed: " + mount.error);
+  }
+  if (!mount.failed_by_call()) {
+    Fail("protocol §7: mount of a valid volume succeeds",
+         "kubelet's SetUp of " + v.pod_dir + " failed: " + mount.error);
+  }
+  // As for mountdevice: kubelet's retry finds a mount point and goes on.
+  if (FailingFinding(*mount.failed_call).rule.empty() || !n.filesystem().IsMountPoint(v.pod_dir)) {
+    FailStep(mount, "protocol §7: mount of a valid volume succeeds",
+             "mount failed: " + Why(*mount.failed_call));
+  }
+}
+
+std::string CaseContext::Attach(sim::Node& n, const sim::VolumeSpec& spec) {
+  const sim::Step a = ops_.Attach(n, Attacher(), spec, n.name());
+  // Not supported: kubelet's default Attach, device "" (protocol §3.4).
+  if (!a.ok()) {
+    FailStep(a, "F8 (protocol §7: an attachable driver attaches)",
+             "attach must succeed, got " + StepWhy(a));
+  }
+  tracker_.Push("detach " + spec.name + " from " + n.name(), [this, &n, spec] { Detach(n, spec); });
+  return a.device;
 }
 
 PodVolume CaseContext::AttachDevice(sim::Node& n, const sim::VolumeSpec& spec) {
   PodVolume v;
   v.node = &n;
   v.spec = spec;
-  const std::string json = Json(spec);
-  const std::string component = profile_.kubelet_managed_attach ? "kubelet" : "controller";
-  auto attached = CheckedCall(n, argv_.Attach(json, n.name()), component);
-  // Not supported: kubelet's default Attach, device "" (protocol §3.4).
-  if (!attached.result.ok() && !attached.result.not_supported()) {
-    FailStep(attached, "F8 (protocol §7: an attachable driver attaches)",
-             "attach must succeed, got " + Why(attached.result));
-  }
-  if (attached.result.ok() && attached.result.verdict.status)
-    v.device = attached.result.verdict.status->device;
-  v.attach_device = v.device;
-  tracker_.Push("detach " + spec.name + " from " + n.name(), [this, &n, spec] { Detach(n, spec); });
+  v.attach_device = Attach(n, spec);
   // The device recorded from attach, "" when there was none (§5.4).
-  auto waited = CheckedCall(n, argv_.WaitForAttach(v.device, json), "kubelet");
-  if (!waited.result.ok() && !waited.result.not_supported()) {
-    FailStep(waited, "F8 (protocol §7: waitforattach returns the device)",
-             "waitforattach must succeed, got " + Why(waited.result));
+  const sim::Step w = ops_.WaitForAttach(n, spec, v.attach_device);
+  if (!w.ok()) {
+    FailStep(w, "F8 (protocol §7: waitforattach returns the device)",
+             "waitforattach must succeed, got " + StepWhy(w));
   }
-  // Not supported: the device it was given; Success: the device it
-  // answered, "" when it answered none.
-  if (waited.result.ok())
-    v.device = waited.result.verdict.status ? waited.result.verdict.status->device : "";
+  v.device = w.device;
   v.global_path = Paths(n).DeviceMountPath(spec.name);
-  // prepareForMount: 0750 (mountdevice is skipped where it is a mount point).
-  n.filesystem().MakeDirs(v.global_path, 0750);
   return v;
 }
 
@@ -771,61 +800,70 @@ void CaseContext::TrackPodTeardown(sim::Node& n, const std::string& pod_dir) {
 
 void CaseContext::TearDownPod(PodVolume& v) {
   sim::Node& n = *v.node;
-  // TearDownAt skips the driver when the directory is gone.
-  if (!n.filesystem().PathExists(v.pod_dir)) return;
-  if (v.driver_mounted) {
-    auto r = CheckedCall(n, argv_.Unmount(v.pod_dir), "kubelet");
-    if (r.result.not_supported()) {
-      if (n.filesystem().IsMountPoint(v.pod_dir)) KubeletUnmount(n, v.pod_dir);
-    } else if (!r.result.ok()) {
-      if (!r.failing.rule.empty()) {
-        // kubelet retries; the retry is skipped only if the driver removed the dir.
-        if (!n.filesystem().PathExists(v.pod_dir)) return;
-        AbandonTeardown(n, v.pod_dir);
-      }
-      FailStep(r, "F10 (protocol §7: unmount succeeds)",
-               "unmount " + v.pod_dir + " failed: " + Why(r.result));
+  const sim::Step t = ops_.TearDownAt(n, profile_.driver_name, v.pod_dir);
+  if (!t.skipped.empty()) return;  // TearDownAt skips the driver when the dir is gone
+  if (t.failed_by_call()) {
+    if (!FailingFinding(*t.failed_call).rule.empty()) {
+      // kubelet retries; the retry is skipped only if the driver removed the dir.
+      if (!n.filesystem().PathExists(v.pod_dir)) return;
+      AbandonTeardown(n, v.pod_dir);
     }
-  } else if (n.filesystem().IsMountPoint(v.pod_dir)) {
-    KubeletUnmount(n, v.pod_dir);
+    FailStep(t, "F10 (protocol §7: unmount succeeds)",
+             "unmount " + v.pod_dir + " failed: " + Why(*t.failed_call));
+  }
+  if (t.fallback && !t.ok() && n.filesystem().IsMountPoint(v.pod_dir)) {
+    throw std::runtime_error("kubelet's unmount of " + v.pod_dir + ": " + t.error);
   }
   if (n.filesystem().IsMountPoint(v.pod_dir)) {
     Fail("F11 (protocol §7: unmount leaves nothing mounted)",
          "unmount reported Success but " + v.pod_dir + " is still a mount point");
   }
-  RemoveIfPresent(*this, n, v.pod_dir, "F11 (kubelet removes the pod dir after unmount)",
-                  "unmount");
+  if (!t.ok()) {
+    Fail("F11 (kubelet removes the pod dir after unmount)", "rmdir after unmount: " + t.error);
+  }
 }
 
-void CaseContext::UnmountDevice(sim::Node& n, const std::string& global_path) {
-  if (!n.filesystem().PathExists(global_path)) return;
-  if (n.filesystem().IsMountPoint(global_path)) {
-    auto r = CheckedCall(n, argv_.UnmountDevice(global_path), "kubelet");
-    if (r.result.not_supported()) {
-      n.filesystem().Unmount(global_path);
-    } else if (!r.result.ok()) {
-      // kubelet's retry skips unmountdevice once the path is no mount point.
-      if (r.failing.rule.empty() || n.filesystem().IsMountPoint(global_path)) {
-        if (!r.failing.rule.empty()) AbandonTeardown(n, global_path);
-        FailStep(r, "F10 (protocol §7: unmountdevice succeeds)",
-                 "unmountdevice failed: " + Why(r.result));
-      }
-    }
-    if (n.filesystem().IsMountPoint(global_path)) {
-      Fail("F11 (protocol §7: unmountdevice leaves nothing mounted)",
-           "unmountdevice reported Success but " + global_path + " is still mounted");
-    }
+void CaseContext::UnmountDevice(sim::Node& n, const sim::VolumeSpec& spec,
+                                const std::string& global_path) {
+  const sim::Step u = ops_.UnmountDevice(n, spec, global_path);
+  if (u.failed_verb == "getvolumename") {
+    FailStep(u, "F29 (protocol §5.2: getvolumename never fails)",
+             "kubelet's getDeviceMountPath before unmountdevice: " + u.error);
   }
-  RemoveIfPresent(*this, n, global_path, "F11 (kubelet removes the global dir after unmountdevice)",
-                  "unmountdevice");
+  if (u.failed_by_call()) {
+    const bool per_call = !FailingFinding(*u.failed_call).rule.empty();
+    // kubelet's retry skips unmountdevice once the path is no mount point.
+    if (!per_call || n.filesystem().IsMountPoint(global_path)) {
+      if (per_call) AbandonTeardown(n, global_path);
+      FailStep(u, "F10 (protocol §7: unmountdevice succeeds)",
+               "unmountdevice failed: " + Why(*u.failed_call));
+    }
+    RemoveIfPresent(*this, n, global_path,
+                    "F11 (kubelet removes the global dir after unmountdevice)", "unmountdevice");
+    return;
+  }
+  if (u.fallback && !u.ok() && n.filesystem().IsMountPoint(global_path)) {
+    throw std::runtime_error("kubelet's unmount of " + global_path + ": " + u.error);
+  }
+  if (n.filesystem().IsMountPoint(global_path)) {
+    Fail("F11 (protocol §7: unmountdevice leaves nothing mounted)",
+         "unmountdevice reported Success but " + global_path + " is still mounted");
+  }
+  if (!u.ok()) {
+    Fail("F11 (kubelet removes the global dir after unmountdevice)",
+         "rmdir after unmountdevice: " + u.error);
+  }
 }
 
 void CaseContext::Detach(sim::Node& n, const sim::VolumeSpec& spec) {
-  const std::string component = profile_.kubelet_managed_attach ? "kubelet" : "controller";
-  auto r = CheckedCall(n, argv_.Detach(spec.name, n.name()), component);
-  if (!r.result.ok() && !r.result.not_supported()) {
-    FailStep(r, "F12 (protocol §7: detach succeeds)",
-             "detach " + spec.name + " failed: " + Why(r.result));
+  const sim::Step d = ops_.Detach(n, Attacher(), spec, n.name());
+  if (d.failed_verb == "getvolumename") {
+    FailStep(d, "F29 (protocol §5.2: getvolumename never fails)",
+             "getvolumename before detach " + spec.name + ": " + d.error);
+  }
+  if (!d.ok()) {
+    FailStep(d, "F12 (protocol §7: detach succeeds)",
+             "detach " + spec.name + " failed: " + StepWhy(d));
   }
 }
 

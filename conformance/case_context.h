@@ -1,8 +1,8 @@
 #pragma once
 // Everything one case works with: a fresh case directory, fresh nodes
 // (mount namespaces) with the fixture's environment, the transcript, the
-// tracker, unique names, and kubelet-style steps (set up a pod volume, tear
-// it down) built on the simulator's argv/options builders and invoker.
+// tracker, unique names, and kubelet's steps (set up a pod volume, tear it
+// down) made through the simulator's volume operations.
 // Every driver call is checked against the rules that hold for any verb:
 // one JSON document on combined output (F1-F3), exit code agreeing with
 // Success (F4), no hang or held pipe (F16, F17), no secret in the output
@@ -29,10 +29,10 @@
 #include "conformance/fixture.h"
 #include "conformance/profile.h"
 #include "conformance/tracker.h"
-#include "simulator/argv_builder.h"
 #include "simulator/driver_invoker.h"
 #include "simulator/kubelet_paths.h"
 #include "simulator/version_profile.h"
+#include "simulator/volume_operations.h"
 #include "simulator/volume_spec.h"
 
 namespace flexkit::conform {
@@ -60,6 +60,7 @@ struct PodVolume {
   std::string pod_dir;
   bool driver_mounted = true;  // false: kubelet's bind-mount fallback was used
   Tracker::Handle pod_undo = 0;
+  std::string ownership_error;  // kubelet's fsGroup ownership change failed (it goes on)
 };
 
 // `text` with every `key` (a profile placeholder such as "{{unique}}")
@@ -86,7 +87,34 @@ class CaseContext {
 
   const DriverProfile& profile() const { return profile_; }
   const sim::VersionProfile& version() const { return *version_; }
-  const sim::ArgvBuilder& argv() const { return argv_; }
+  // kubelet's and the controller's operations as they make them: every
+  // driver call held to the per-call rules (CheckReply), the controller's
+  // verbs in the control plane's environment.
+  sim::VolumeOperations& ops() { return ops_; }
+  // The same calls where kubelet never makes them (a probe of
+  // robustness): their per-call findings are warnings, but a hang or a
+  // held pipe (F16, F17), which wedges any caller.
+  sim::VolumeOperations& beyond_kubelet() { return beyond_kubelet_ops_; }
+  // The controller's verbs as kube-controller-manager runs them (the
+  // control plane's PATH and hostname) whatever the profile's attach
+  // management; with kubelet-managed attach their per-call findings are
+  // warnings (the cluster never runs them there).
+  sim::VolumeOperations& control_plane() { return control_plane_ops_; }
+  // `init` of another copy of the driver (one the case installs).
+  sim::CallResult InitCopy(sim::Node& n, const std::string& executable);
+  // A call that must have succeeded: otherwise FAIL under the per-call rule
+  // that failed it for kubelet, or `rule`.
+  const sim::CallResult& Require(const sim::CallResult& r, const std::string& verb,
+                                 const std::string& rule);
+  // Who attaches and detaches: the controller, or kubelet with
+  // kubelet-managed attach.
+  sim::Component Attacher() const;
+  // The per-call finding that made `r` fail for kubelet (its rule empty
+  // when none did: the driver answered a well-formed Failure).
+  Finding FailingFinding(const sim::CallResult& r) const;
+  // Forgets the transcript's calls and the findings tied to them (a run of
+  // many independent sequences keeps only the one it reports).
+  void ClearTranscript();
   // From now on, call the driver as kubelet `kubernetes` (a simulator
   // version profile name) would: argv shapes and option keys (F22, F23).
   void UseKubernetes(const std::string& kubernetes);
@@ -113,14 +141,8 @@ class CaseContext {
   // The profile's test volume, "{{unique}}" substituted, named `name`.
   sim::VolumeSpec Volume(const std::string& name, bool read_only = false);
   sim::MountExtras Pod(const std::string& stem);
-  std::string Json(const sim::VolumeSpec& spec, const sim::MountExtras* pod = nullptr) const;
   sim::KubeletPaths Paths(const sim::Node& n) const;
 
-  // One driver call with the per-verb deadline and the universal checks.
-  // `executable` empty: the profile's driver.
-  sim::CallResult Call(sim::Node& n, const sim::Args& args,
-                       const std::string& component = "kubelet",
-                       const std::string& executable = "");
   // Driver calls made by simulator components the case drives (a
   // sim::Cluster's kubelets and controller): give them this runner, which
   // searches each raw reply for the case's secrets, then call
@@ -131,11 +153,6 @@ class CaseContext {
   // The per-call settings for such components: one invoker serves every
   // verb, so the profile's longest deadline.
   sim::CallSettings DrivenCallSettings() const;
-  // Call that must succeed; otherwise FAIL under `rule`.
-  sim::CallResult Require(sim::Node& n, const sim::Args& args, const std::string& rule,
-                          const std::string& component = "kubelet",
-                          const std::string& executable = "");
-
   // kubelet's path to a usable pod volume: attach (+waitforattach,
   // mountdevice) for attachable drivers, then mount or the bind-mount
   // fallback; each step registers its undo with the tracker.
@@ -152,7 +169,8 @@ class CaseContext {
   PodVolume AttachDevice(sim::Node& n, const sim::VolumeSpec& spec);
   // kubelet's teardown of the global path: unmountdevice (or the default
   // unmount) when it is a mount point, nothing left mounted (F11), rmdir.
-  void UnmountDevice(sim::Node& n, const std::string& global_path);
+  // `global_path`: the device mount path (a case may choose another).
+  void UnmountDevice(sim::Node& n, const sim::VolumeSpec& spec, const std::string& global_path);
   // detach (by kubelet or the controller, as the profile says); must succeed (F12).
   void Detach(sim::Node& n, const sim::VolumeSpec& spec);
 
@@ -180,16 +198,6 @@ class CaseContext {
   // The PATH controller-side verbs run with (cluster-facts §2): the
   // profile's controlPlanePath, or an empty directory under the case dir.
   std::string ControlPlanePath();
-  // One call as kube-controller-manager would make it (control-plane PATH)
-  // whatever the profile's attach management; with `as_warnings` its
-  // per-call findings are warnings (the profile says kubelet-managed
-  // attach, so the cluster never runs the verb there).
-  sim::CallResult CallInControlPlane(sim::Node& n, const sim::Args& args, bool as_warnings);
-  // A call in a shape kubelet never makes (e.g. unmount of a missing dir),
-  // which a case makes to probe robustness: its per-call findings are
-  // warnings, except a hang or a held pipe (F16, F17), which wedges any
-  // caller.
-  sim::CallResult CallKubeletNeverMakes(sim::Node& n, const sim::Args& args);
   [[noreturn]] void Skip(const std::string& why) const;
 
   // Secrets of this case (profile's plus any the case adds): redacted
@@ -252,16 +260,37 @@ class CaseContext {
     bool as_warnings = false;
     bool beyond_kubelet = false;  // a shape kubelet never calls
   };
-  // A call and the per-call finding that made kubelet's operation fail
-  // (empty rule: none; the call's result is what it is).
-  struct Checked {
-    sim::CallResult result;
-    Finding failing;
+  // The driver calls of ops() and beyond_kubelet(): through CheckedCall
+  // in the mode each component's verb runs in.
+  class ModeCaller : public sim::DriverCaller {
+   public:
+    // `in_control_plane`: every controller verb runs there, whatever the
+    // profile's attach management.
+    ModeCaller(CaseContext& c, bool beyond_kubelet, bool in_control_plane = false)
+        : c_(c), beyond_kubelet_(beyond_kubelet), in_control_plane_(in_control_plane) {}
+    sim::CallResult Call(const sim::DriverCall& call) override;
+
+   private:
+    CaseContext& c_;
+    bool beyond_kubelet_;
+    bool in_control_plane_;
   };
-  Checked CheckedCall(sim::Node& n, const sim::Args& args, const std::string& component,
-                      const std::string& executable = "");
-  Checked CheckedCall(sim::Node& n, const sim::Args& args, const std::string& component,
-                      const std::string& executable, CallMode mode);
+  // attach as the profile's attacher makes it (its detach tracked); the
+  // device it gave ("" for none or Not supported).
+  std::string Attach(sim::Node& n, const sim::VolumeSpec& spec);
+  void JudgeFailedMountDevice(sim::Node& n, const sim::Step& md, const std::string& global,
+                              const std::string& device);
+  void JudgeFailedSetUp(sim::Node& n, const sim::Step& mount, const PodVolume& v);
+  // A failed step of SetUp or a teardown: the per-call finding of its
+  // failing call ends the case when there is one, otherwise `rule` with
+  // `why`.
+  [[noreturn]] void FailStep(const sim::Step& step, const std::string& rule,
+                             const std::string& why);
+  // One call with the per-verb deadline, held to the per-call rules; the
+  // finding that made it fail for kubelet, if any, is kept for
+  // FailingFinding.
+  sim::CallResult CheckedCall(sim::Node& n, const sim::Args& args, const std::string& component,
+                              const std::string& executable, CallMode mode);
   // The rules every reply is held to (F1-F4, F7, F16, F17, F21, F27): each
   // broken one is recorded; returns the one that fails the call for kubelet.
   Finding CheckReply(const std::string& verb, const std::string& harness_problem,
@@ -269,9 +298,6 @@ class CaseContext {
                      const sim::Verdict& verdict, CallMode mode);
   bool HasSecret(const std::string& raw_output) const;  // a secret of the case, raw or base64
   void RecordSecretLeak(const std::string& verb) const;
-  // A step whose call failed: the per-call finding stops the case when set,
-  // otherwise `rule` with `why`.
-  [[noreturn]] void FailStep(const Checked& c, const std::string& rule, const std::string& why);
   // After a teardown step kubelet would retry forever: the harness unmounts
   // and removes `dir` itself (an event in the transcript), so the leak
   // audit does not repeat the finding.
@@ -279,7 +305,6 @@ class CaseContext {
 
   const DriverProfile& profile_;
   const sim::VersionProfile* version_;
-  sim::ArgvBuilder argv_;
   std::string case_dir_;
   std::string unique_prefix_;
   int repeat_;
@@ -301,6 +326,13 @@ class CaseContext {
   std::atomic<bool> isattached_said_false_{false};
   std::atomic<bool> isattached_probed_{false};
   SecretScanningRunner driven_runner_{*this};
+  ModeCaller kubelet_caller_{*this, false};
+  ModeCaller beyond_kubelet_caller_{*this, true};
+  ModeCaller control_plane_caller_{*this, false, true};
+  sim::VolumeOperations ops_;
+  sim::VolumeOperations beyond_kubelet_ops_;
+  sim::VolumeOperations control_plane_ops_;
+  std::map<std::size_t, Finding> failing_by_record_;  // transcript call -> per-call finding
   std::string driven_leak_;             // the verb of the first driven call that leaked a secret
   std::string driven_plugin_dir_verb_;  // the first driven call that changed its plugin folder
   std::vector<std::string> driven_plugin_dir_changes_;

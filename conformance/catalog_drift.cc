@@ -46,20 +46,15 @@ void FsGroupPerKubelet(CaseContext& c) {
     const std::string key = c.version().fs_group_key;
     auto pod = c.Pod("pod");
     pod.fs_group = ++gid;
+    // With the capability, SetUp changes the ownership as kubelet does,
+    // ignoring its error: the pod starts with the volume as the driver left it.
     auto v = c.SetUp(n, c.Volume(c.Unique("vol")), pod);
-    bool ownership_failed = false;
-    if (kubelet_applies) {
-      // kubelet's SetUpAt ignores SetVolumeOwnership's error: the pod
-      // starts with the volume as the driver left it.
-      try {
-        n.filesystem().SetVolumeOwnership(v.pod_dir, gid);
-      } catch (const std::exception& e) {
-        ownership_failed = true;
-        c.Warn(
-            "the driver leaves fsGroup to kubelet (fsGroup:true), but kubelet's ownership "
-            "change failed on the mounted volume (kubelet ignores that): " +
-            std::string(e.what()));
-      }
+    const bool ownership_failed = !v.ownership_error.empty();
+    if (ownership_failed) {
+      c.Warn(
+          "the driver leaves fsGroup to kubelet (fsGroup:true), but kubelet's ownership "
+          "change failed on the mounted volume (kubelet ignores that): " +
+          v.ownership_error);
     }
     const long group = n.filesystem().GroupOf(v.pod_dir);
     if (!ownership_failed && group != gid) {

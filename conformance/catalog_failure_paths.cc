@@ -38,19 +38,21 @@ sim::CallResult MountOnto(CaseContext& c, sim::Node& n, const sim::VolumeSpec& s
   if (c.profile().attachable()) {
     PodVolume attached = c.AttachDevice(n, spec);
     const std::string device = device_override.empty() ? attached.device : device_override;
-    // AttachDevice made the real global path; the case's target replaces it.
-    if (attached.global_path != target || prepare) n.filesystem().RemoveDir(attached.global_path);
+    // kubelet's prepareForMount makes the device mount path; a case's own
+    // target (or shape of it) replaces that.
+    if (attached.global_path == target && !prepare) n.filesystem().MakeDirs(target, 0750);
     if (prepare) prepare();
-    r = c.Call(n, c.argv().MountDevice(target, device, c.Json(spec)));
+    r = c.ops().CallMountDevice(n, spec, target, device);
     if (r.not_supported()) c.Skip("capability: mountdevice is Not supported (kubelet mounts)");
     if (r.ok()) {
-      c.tracker().Push("unmountdevice " + target, [&c, &n, target] { c.UnmountDevice(n, target); });
+      c.tracker().Push("unmountdevice " + target,
+                       [&c, &n, spec, target] { c.UnmountDevice(n, spec, target); });
       c.CheckMounted(n, "mountdevice", target, spec.read_only);
     }
   } else {
     auto pod = c.Pod("pod");
     if (prepare) prepare();
-    r = c.Call(n, c.argv().Mount(target, c.Json(spec, &pod)));
+    r = c.ops().CallMount(n, spec, pod, target);
     if (r.not_supported()) c.Skip("capability: mount is Not supported");
     if (r.ok()) {
       c.TrackPodTeardown(n, target);
@@ -145,23 +147,17 @@ void InvalidOptionRefused(CaseContext& c) {
     shown += (shown.empty() ? "" : ", ") + key + "=" + value;
   }
   if (c.profile().attachable()) {
-    const std::string json = c.Json(spec);
-    const std::string component = c.profile().kubelet_managed_attach ? "kubelet" : "controller";
     c.tracker().Push("detach " + spec.name, [&c, &n, spec] { c.Detach(n, spec); });
-    auto a = c.Call(n, c.argv().Attach(json, n.name()), component);
-    if (!a.ok() && !a.not_supported()) return TearDownAll(c);
-    const std::string device = a.ok() && a.verdict.status ? a.verdict.status->device : "";
-    auto w = c.Call(n, c.argv().WaitForAttach(device, json));
-    if (!w.ok() && !w.not_supported()) return TearDownAll(c);
+    const sim::Step a = c.ops().Attach(n, c.Attacher(), spec, n.name());
+    if (!a.ok()) return TearDownAll(c);
+    const sim::Step w = c.ops().WaitForAttach(n, spec, a.device);
+    if (!w.ok()) return TearDownAll(c);
     const std::string global = c.Paths(n).DeviceMountPath(spec.name);
-    n.filesystem().MakeDirs(global, 0750);
-    c.tracker().Push("unmountdevice " + global, [&c, &n, global] { c.UnmountDevice(n, global); });
-    auto md = c.Call(
-        n,
-        c.argv().MountDevice(
-            global, w.ok() && !w.verdict.status->device.empty() ? w.verdict.status->device : device,
-            json));
-    if (md.ok())
+    c.tracker().Push("unmountdevice " + global,
+                     [&c, &n, spec, global] { c.UnmountDevice(n, spec, global); });
+    // Given "", kubelet mounts whatever waitforattach answers (§5.4).
+    const sim::Step md = c.ops().MountDevice(n, spec, w.device.empty() ? a.device : w.device);
+    if (md.answered_success())
       c.Fail(kRefuseRule, "attach, waitforattach and mountdevice all answered Success with " +
                               shown + " (profile invalidOptions)");
   } else {
@@ -220,7 +216,7 @@ void UnmountBusy(CaseContext& c) {
   if (c.profile().pod_volume_is_directory && !n.filesystem().IsMountPoint(v.pod_dir))
     c.Skip("profile: podVolume: directory, and nothing is mounted at the pod dir to be busy");
   HeldOpen busy(n, v.pod_dir);
-  auto r = c.Call(n, c.argv().Unmount(v.pod_dir));
+  auto r = c.ops().CallUnmount(n, v.spec.driver, v.pod_dir);
   ExpectBusyRefused(c, n, r, "unmount", v.pod_dir);
   busy.Release();
   // kubelet retries on its next reconcile: now it must succeed.
@@ -236,7 +232,7 @@ void UnmountDeviceBusy(CaseContext& c) {
     c.Fail("protocol §5.9: mountdevice leaves a real mount at the global path",
            v.global_path + " is not a mount point after the pod's unmount");
   HeldOpen busy(n, v.global_path);
-  auto r = c.Call(n, c.argv().UnmountDevice(v.global_path));
+  auto r = c.ops().CallUnmountDevice(n, v.spec.driver, v.global_path);
   if (r.not_supported()) c.Skip("capability: unmountdevice is Not supported (kubelet unmounts)");
   ExpectBusyRefused(c, n, r, "unmountdevice", v.global_path);
   busy.Release();
@@ -249,7 +245,6 @@ void UnmountDeviceBusy(CaseContext& c) {
 void BackendUnreachable(CaseContext& c) {
   auto& n = c.node();
   auto spec = c.Volume(c.Unique("vol"));
-  const std::string json = c.Json(spec);
   c.transcript().AddEvent("backend unreachable", {{"node", n.name()}});
   c.fixture().SetBackendReachable(n, false);
   sim::CallResult up;
@@ -257,8 +252,7 @@ void BackendUnreachable(CaseContext& c) {
     // A request queued meanwhile runs when the backend answers again: its
     // attachment is undone by the detach.
     c.tracker().Push("detach " + spec.name, [&c, &n, spec] { c.Detach(n, spec); });
-    const std::string component = c.profile().kubelet_managed_attach ? "kubelet" : "controller";
-    up = c.Call(n, c.argv().Attach(json, n.name()), component);
+    up = c.ops().CallAttach(n, c.Attacher(), spec, n.name());
   } else {
     const std::string dir = c.Paths(n).PodVolumeDir(c.Unique("uid"), spec.name);
     n.filesystem().MakeDirs(dir, 0750);
@@ -277,7 +271,7 @@ void BackendUnreachable(CaseContext& c) {
   if (c.profile().attachable() && n.filesystem().IsMountPoint(v.global_path)) {
     c.fixture().SetBackendReachable(n, false);
     c.transcript().AddEvent("backend unreachable", {{"node", n.name()}});
-    auto r = c.Call(n, c.argv().UnmountDevice(v.global_path));
+    auto r = c.ops().CallUnmountDevice(n, spec.driver, v.global_path);
     c.fixture().SetBackendReachable(n, true);
     c.transcript().AddEvent("backend reachable", {{"node", n.name()}});
     if (r.ok() && n.filesystem().IsMountPoint(v.global_path)) {

@@ -26,7 +26,7 @@ void IsAttachedWithBackendDown(CaseContext& c) {
   CheckDataRoundTrip(c, v);
   c.transcript().AddEvent("backend unreachable", {{"node", n.name()}});
   c.fixture().SetBackendReachable(n, false);
-  auto is = c.Call(n, c.argv().IsAttached(c.Json(spec), n.name()), "controller");
+  auto is = c.ops().CallIsAttached(n, sim::Component::kController, spec, n.name());
   c.fixture().SetBackendReachable(n, true);
   c.transcript().AddEvent("backend reachable", {{"node", n.name()}});
   if (is.ok() && is.verdict.status && !is.verdict.status->attached) {
@@ -51,17 +51,16 @@ void PodDeletedDuringLongMountDevice(CaseContext& c) {
       "F15 (protocol §7.1: a pod deleted during a long mountdevice is torn down once it returns)";
   auto& n = c.node();
   auto spec = c.Volume(c.Unique("vol"));
-  const std::string json = c.Json(spec);
   const PodVolume attached = c.AttachDevice(n, spec);
   const std::string device = attached.device;
   const std::string global = attached.global_path;
-  c.tracker().Push("unmountdevice " + global, [&c, &n, global] { c.UnmountDevice(n, global); });
+  c.tracker().Push("unmountdevice " + global,
+                   [&c, &n, spec, global] { c.UnmountDevice(n, spec, global); });
 
   c.fixture().SetBackendReachable(n, false);
   c.transcript().AddEvent("backend hangs; mountdevice starts", {{"node", n.name()}});
-  auto in_flight = std::async(std::launch::async, [&c, &n, global, device, json] {
-    return c.Call(n, c.argv().MountDevice(global, device, json));
-  });
+  auto in_flight = std::async(
+      std::launch::async, [&c, &n, spec, device] { return c.ops().MountDevice(n, spec, device); });
   const bool held = in_flight.wait_for(std::chrono::seconds(1)) == std::future_status::timeout;
   c.transcript().AddEvent("pod deleted while mountdevice runs",
                           {{"node", n.name()}, {"mountdevice_still_running", held}});
@@ -79,18 +78,14 @@ void PodDeletedDuringLongMountDevice(CaseContext& c) {
     c.Fail(kF15, "while mountdevice was running, backend volume " + still_attached +
                      " was no longer attached to " + n.name() + " alone");
   }
-  if (md.not_supported()) {
-    n.filesystem().FormatAndMount(device, global, spec.fs_type.empty() ? "ext4" : spec.fs_type,
-                                  false);
-  } else if (!md.ok()) {
-    c.Fail(kF15, "the mountdevice held up by a slow backend failed: " +
-                     (md.verdict.status ? md.verdict.status->message : md.verdict.error));
+  if (!md.ok()) {
+    c.Fail(kF15, "the mountdevice held up by a slow backend failed: " + md.error);
   }
   if (!n.filesystem().IsMountPoint(global))
     c.Fail(kF15, "mountdevice answered Success but " + global + " is not a mount point");
 
   // kubelet's teardown, now that the operation has returned.
-  c.UnmountDevice(n, global);
+  c.UnmountDevice(n, spec, global);
   c.Detach(n, spec);
   if (auto attachments = c.fixture().Attachments()) {
     for (const auto& [volume, nodes] : *attachments) {

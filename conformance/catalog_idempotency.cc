@@ -15,17 +15,16 @@ void SetUpRepeated(CaseContext& c) {
   auto v = c.SetUp(n, spec, pod);
   for (int i = 1; i < c.repeat(); ++i) {
     if (c.profile().attachable()) {
-      auto a = c.Call(n, c.argv().Attach(c.Json(spec), n.name()), "controller");
-      if (!a.ok() && !a.not_supported())
-        c.Fail("F9 (protocol §7: attach is idempotent)", "attach repeated: " + a.verdict.error);
+      const sim::Step a = c.ops().Attach(n, sim::Component::kController, spec, n.name());
+      if (!a.ok()) c.Fail("F9 (protocol §7: attach is idempotent)", "attach repeated: " + a.error);
       // Compared with the first attach's device ("" for none or Not supported).
-      const std::string device = a.ok() && a.verdict.status ? a.verdict.status->device : "";
+      const std::string device = a.device;
       if (device != v.attach_device) {
         c.Fail("F9 (protocol §7: attach is idempotent)", "attach #" + std::to_string(i + 1) +
                                                              " returned device '" + device +
                                                              "', first '" + v.attach_device + "'");
       }
-      c.Require(n, c.argv().MountDevice(v.global_path, v.device, c.Json(spec)),
+      c.Require(c.ops().CallMountDevice(n, spec, v.global_path, v.device), "mountdevice",
                 "F9 (protocol §7: mountdevice is idempotent)");
       if (c.MountCount(n, v.global_path) != 1) {
         c.Fail("F9 (protocol §7: mountdevice is idempotent)",
@@ -34,7 +33,7 @@ void SetUpRepeated(CaseContext& c) {
       }
     }
     if (v.driver_mounted) {
-      c.Require(n, c.argv().Mount(v.pod_dir, c.Json(spec, &pod), v.device),
+      c.Require(c.ops().CallMount(n, spec, pod, v.pod_dir), "mount",
                 "F9 (protocol §7: mount is idempotent)");
       const std::size_t mounts = c.MountCount(n, v.pod_dir);
       if (mounts > 1 || (mounts == 0 && !c.PodVolumeSetUp(n, v.pod_dir))) {
@@ -57,7 +56,7 @@ void TearDownRepeated(CaseContext& c) {
   for (int i = 1; i < c.repeat(); ++i) {
     n.filesystem().MakeDirs(v.pod_dir, 0750);
     auto planted = PlantUserFiles(c, n, v.pod_dir);
-    auto u = c.Call(n, c.argv().Unmount(v.pod_dir));
+    auto u = c.ops().CallUnmount(n, spec.driver, v.pod_dir);
     CheckPlantedFiles(c, planted, "unmount (repeated)");
     if (!u.ok() && !u.not_supported()) {
       c.Fail("F10 (protocol §7: unmount of an unmounted dir succeeds)",
@@ -67,7 +66,7 @@ void TearDownRepeated(CaseContext& c) {
     if (c.profile().attachable()) {
       n.filesystem().MakeDirs(v.global_path, 0750);
       auto planted_global = PlantUserFiles(c, n, v.global_path);
-      auto ud = c.Call(n, c.argv().UnmountDevice(v.global_path));
+      auto ud = c.ops().CallUnmountDevice(n, spec.driver, v.global_path);
       CheckPlantedFiles(c, planted_global, "unmountdevice (repeated)");
       // kubelet calls unmountdevice only on a mount point (§5.9 step 4):
       // only a direct caller meets this answer.
@@ -78,7 +77,7 @@ void TearDownRepeated(CaseContext& c) {
             ud.verdict.error + " (a WARN: kubelet skips the call there)");
       }
       KubeletRemoveDir(n, v.global_path);
-      auto d = c.Call(n, c.argv().Detach(spec.name, n.name()), "controller");
+      auto d = c.ops().CallDetach(n, sim::Component::kController, spec, n.name());
       if (!d.ok() && !d.not_supported()) {
         c.Fail("F12 (protocol §7: detach of a detached volume succeeds)",
                "detach repeated: " + d.verdict.error);

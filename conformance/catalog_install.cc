@@ -138,7 +138,7 @@ void HotInstall(CaseContext& c) {
   try {
     for (int i = 0;
          i < 5 || installer.wait_for(std::chrono::seconds(0)) != std::future_status::ready; ++i)
-      c.Require(n, c.argv().Init(), rule, "kubelet", target.string());
+      c.Require(c.InitCopy(n, target.string()), "init", rule);
   } catch (...) {
     installer.wait();
     throw;

@@ -23,7 +23,7 @@ void AttachableLifecycle(CaseContext& c) {
   auto& n = c.node();
   auto spec = c.Volume(c.Unique("vol"));
   auto v = c.SetUp(n, spec, c.Pod("pod"));
-  auto is = c.Call(n, c.argv().IsAttached(c.Json(spec), n.name()), "controller");
+  auto is = c.ops().CallIsAttached(n, sim::Component::kController, spec, n.name());
   if (is.ok() && !is.verdict.status->attached) {
     c.Fail("F28 (protocol §7: isattached reports an attached volume)",
            "isattached said attached:false after attach");
@@ -35,7 +35,7 @@ void AttachableLifecycle(CaseContext& c) {
   CheckDataRoundTrip(c, v);
   c.tracker().RunNow(v.pod_undo);
   TearDownAll(c);
-  auto after = c.Call(n, c.argv().IsAttached(c.Json(spec), n.name()), "controller");
+  auto after = c.ops().CallIsAttached(n, sim::Component::kController, spec, n.name());
   // The controller asks isattached only of volumes it believes attached
   // (§5.5): after a detach it never asks, so this is only recorded.
   if (after.ok() && after.verdict.status->attached) {

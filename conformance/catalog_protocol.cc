@@ -26,7 +26,8 @@ void InitReply(CaseContext& c) {
   auto& n = c.node();
   const auto before = CountFiles(n.kubelet_root()) + CountFiles(n.plugin_dir());
   auto start = std::chrono::steady_clock::now();
-  auto r = c.Require(n, c.argv().Init(), "F3/F4/F5 (protocol §3.2: init answers Success, exit 0)");
+  auto r = c.Require(c.ops().CallInit(n, sim::Component::kKubelet, c.profile().driver_name), "init",
+                     "F3/F4/F5 (protocol §3.2: init answers Success, exit 0)");
   auto took = std::chrono::steady_clock::now() - start;
   const auto& status = *r.verdict.status;
   if (!status.capabilities) {
@@ -53,14 +54,15 @@ void InitReply(CaseContext& c) {
 // (a JSON and a path): a driver that checks its arity before its verb
 // still answers a verb of a newer kubelet.
 void UnknownVerb(CaseContext& c) {
-  const std::string json = c.Json(c.Volume(c.Unique("vol")));
+  const std::string json = c.ops().OptionsJson(c.Volume(c.Unique("vol")));
   for (const std::string verb : {"flexconform-no-such-verb", "expandvolume", "expandfs"}) {
     sim::Args args{verb, json, "/nonexistent"};
     if (verb == "expandvolume") args = {verb, "{}", "/nonexistent", "2147483648", "1073741824"};
     if (verb == "expandfs")
       args = {verb, "{}", "/dev/null", "/nonexistent", "2147483648", "1073741824"};
     for (int i = 0; i < c.repeat(); ++i) {
-      auto r = c.Call(c.node(), args);
+      auto r =
+          c.ops().CallDriver(c.node(), sim::Component::kKubelet, c.profile().driver_name, args);
       if (verb.rfind("flexconform", 0) == 0 && !r.not_supported()) {
         c.Fail("F6 (protocol §3.2: an unknown verb gets {\"status\":\"Not supported\"}, exit 0)",
                verb + ": got " + sim::OutcomeName(r.verdict.outcome) + " " + r.verdict.error);
@@ -75,16 +77,15 @@ void UnknownVerb(CaseContext& c) {
 // failure is a call kubelet never makes.
 void GetVolumeName(CaseContext& c) {
   auto spec = c.Volume(c.Unique("vol"));
-  const sim::Args args = c.argv().GetVolumeName(c.Json(spec));
   if (!c.profile().attachable()) {
-    auto r = c.CallKubeletNeverMakes(c.node(), args);
+    auto r = c.beyond_kubelet().CallGetVolumeName(c.node(), sim::Component::kKubelet, spec);
     if (!r.ok() && !r.not_supported())
       c.Warn("getvolumename failed: " + r.verdict.error +
              " [kubelet asks a driver without attach only when its mount is Not supported "
              "(protocol §7.2)]");
     return;
   }
-  auto r = c.Call(c.node(), args);
+  auto r = c.ops().CallGetVolumeName(c.node(), sim::Component::kKubelet, spec);
   if (!r.ok() && !r.not_supported()) {
     c.Fail("F29 (protocol §3.2 item 7: getvolumename never fails; kubelet ignores it)",
            "getvolumename failed: " + r.verdict.error);
@@ -100,7 +101,6 @@ void ControllerVerbsWithoutShellTools(CaseContext& c) {
   auto& n = c.node();
   auto spec = c.Volume(c.Unique("vol"));
   const bool warn_only = c.profile().kubelet_managed_attach;
-  const std::string json = c.Json(spec);
   const std::string rule =
       "F2 (cluster-facts §2: kube-controller-manager has no shell tools, a minimal PATH)";
   auto judge = [&](const std::string& verb, const sim::CallResult& r) {
@@ -116,9 +116,11 @@ void ControllerVerbsWithoutShellTools(CaseContext& c) {
   };
   // Detached again whatever happens, in the environment the profile's cluster uses.
   c.tracker().Push("detach " + spec.name, [&c, &n, spec] { c.Detach(n, spec); });
-  judge("attach", c.CallInControlPlane(n, c.argv().Attach(json, n.name()), warn_only));
-  judge("isattached", c.CallInControlPlane(n, c.argv().IsAttached(json, n.name()), warn_only));
-  judge("detach", c.CallInControlPlane(n, c.argv().Detach(spec.name, n.name()), warn_only));
+  sim::VolumeOperations& controller = c.control_plane();
+  const auto by = sim::Component::kController;
+  judge("attach", controller.CallAttach(n, by, spec, n.name()));
+  judge("isattached", controller.CallIsAttached(n, by, spec, n.name()));
+  judge("detach", controller.CallDetach(n, by, spec, n.name()));
   TearDownAll(c);
 }
 

@@ -174,15 +174,16 @@ void NeverReformat(CaseContext& c) {
   std::string target;
   if (c.profile().attachable()) {
     if (c.MountCount(n, v.global_path) > 0)
-      c.Require(n, c.argv().UnmountDevice(v.global_path), "protocol §7: unmountdevice succeeds");
+      c.Require(c.ops().CallUnmountDevice(n, spec.driver, v.global_path), "unmountdevice",
+                "protocol §7: unmountdevice succeeds");
     n.filesystem().MakeDirs(v.global_path, 0750);
     target = v.global_path;
-    again = c.Call(n, c.argv().MountDevice(v.global_path, v.device, c.Json(other)));
+    again = c.ops().CallMountDevice(n, other, v.global_path, v.device);
   } else {
     auto pod = c.Pod("pod");
     target = c.Paths(n).PodVolumeDir(pod.pod_uid, other.name);
     n.filesystem().MakeDirs(target, 0750);
-    again = c.Call(n, c.argv().Mount(target, c.Json(other, &pod)));
+    again = c.ops().CallMount(n, other, pod, target);
     if (again.ok()) {
       c.TrackPodTeardown(n, target);
     }

@@ -8,12 +8,8 @@
 // and Not supported takes kubelet's generic resize. expandvolume is never
 // executed by an upstream controller for FlexVolume (the expand controller
 // has no flex prober), so it is only called directly and its reply judged.
-#include <sys/mount.h>
-
 #include "conformance/catalog.h"
 #include "conformance/node_statfs.h"
-#include "simulator/boost_process_runner.h"
-#include "simulator/mount_table.h"
 
 namespace flexkit::conform {
 namespace {
@@ -40,39 +36,6 @@ std::uint64_t Capacity(CaseContext& c, const PodVolume& v) {
   return s->capacity_bytes;
 }
 
-std::string FsTypeAt(sim::Node& n, const std::string& target) {
-  std::string fs;
-  const auto table = n.Mounts();
-  for (const auto& m : *table)
-    if (m.target == target) fs = m.fs_type;  // the topmost mount wins
-  return fs;
-}
-
-// kubelet's GenericResizeFS (resizefs.ResizeFs): resize2fs on the device
-// for ext*, xfs_growfs on the mount for xfs; other filesystems: nothing.
-// Returns what it ran and how that went, for the verdict's message.
-std::string GenericResize(CaseContext& c, const PodVolume& v) {
-  const std::string fs = FsTypeAt(*v.node, v.global_path.empty() ? v.pod_dir : v.global_path);
-  sim::ProcessSpec spec;
-  spec.namespace_fd = v.node->namespace_fd();
-  spec.harness_deadline = std::chrono::seconds(60);
-  if (fs.rfind("ext", 0) == 0) {
-    spec.executable = "/sbin/resize2fs";
-    spec.args = {v.device};
-  } else if (fs == "xfs") {
-    spec.executable = "/usr/sbin/xfs_growfs";
-    spec.args = {"-d", v.global_path.empty() ? v.pod_dir : v.global_path};
-  } else {
-    return "kubelet's generic resize does not know filesystem '" + fs + "'";
-  }
-  sim::BoostProcessRunner runner;
-  auto r = runner.Run(spec);
-  const bool ok = r.spawn_error.empty() && r.exit.ok();
-  return "kubelet's generic resize ran " + spec.executable + " " + spec.args.back() + ": " +
-         (ok ? "ok"
-             : "failed (" + (r.spawn_error.empty() ? c.Redact(r.combined) : r.spawn_error) + ")");
-}
-
 void CheckDataKept(CaseContext& c, const PodVolume& v, const std::string& file,
                    const std::string& when) {
   std::string back;
@@ -93,20 +56,21 @@ void ExpandAndCheck(CaseContext& c, const PodVolume& v, const std::string& data_
   if (before == 0)
     c.Fail(kGrowRule, "statfs on " + v.pod_dir + " reports a capacity of 0 bytes: nothing to grow");
   const std::uint64_t new_size = ((before * 2 + (1u << 20) - 1) >> 20) << 20;  // whole MiB
-  const auto args = c.argv().ExpandFs(c.Json(v.spec), v.device, v.pod_dir, std::to_string(new_size),
-                                      std::to_string(before));
-  auto r = c.Call(n, args);
+  const std::string new_bytes = std::to_string(new_size);
+  const std::string old_bytes = std::to_string(before);
+  const sim::Step r = c.ops().NodeExpand(n, v.spec, v.device, v.pod_dir, new_bytes, old_bytes);
   std::string fallback;
-  if (r.not_supported() && v.device.empty()) {
+  if (r.fallback && v.device.empty()) {
     c.Skip(
         "expandfs answered Not supported and the volume has no device, so kubelet's generic "
         "resize cannot run: expanding a PVC of this driver fails (implement expandfs, or report "
         "requiresFSResize:false)");
-  } else if (r.not_supported()) {
-    fallback = GenericResize(c, v);
+  } else if (r.fallback) {
+    fallback = "kubelet's generic resize of " + v.device +
+               (r.ok() ? std::string(": ok") : " failed (" + c.Redact(r.error) + ")");
   } else if (!r.ok()) {
-    c.Fail(kGrowRule, "expandfs from " + std::to_string(before) + " to " +
-                          std::to_string(new_size) + " bytes failed: " + r.verdict.error);
+    c.Fail(kGrowRule,
+           "expandfs from " + old_bytes + " to " + new_bytes + " bytes failed: " + r.error);
   }
   CheckDataKept(c, v, data_file, "after expandfs");
   const std::uint64_t after = Capacity(c, v);
@@ -126,7 +90,7 @@ void ExpandAndCheck(CaseContext& c, const PodVolume& v, const std::string& data_
   }
   if (!grown) c.Fail(kGrowRule, "expandfs said Success but " + sizes);
   // kubelet repeats the call when it could not record the new size.
-  auto again = c.Call(n, args);
+  auto again = c.ops().CallExpandFs(n, v.spec, v.device, v.pod_dir, new_bytes, old_bytes);
   if (!again.ok())
     c.Fail("protocol §7.5: a repeated expandfs is harmless",
            "the second expandfs to the same size failed: " + again.verdict.error);
@@ -168,8 +132,8 @@ void ExpandVolumeDirect(CaseContext& c) {
   auto& n = c.node();
   auto spec = PersistentVolume(c);
   const std::string global = c.Paths(n).DeviceMountPath(spec.name);
-  auto r = c.CallKubeletNeverMakes(
-      n, c.argv().ExpandVolume(c.Json(spec), global, "2147483648", "1073741824"));
+  auto r = c.beyond_kubelet().CallExpandVolume(n, sim::Component::kKubelet, spec, global,
+                                               "2147483648", "1073741824");
   if (!r.ok() && !r.not_supported() && r.verdict.status) {
     c.Warn("expandvolume (never executed by an upstream controller for FlexVolume) failed: " +
            r.verdict.error);

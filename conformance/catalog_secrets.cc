@@ -56,7 +56,7 @@ void InvalidBase64IsFailure(CaseContext& c) {
   // kubelet never sends invalid base64, so what the reply looks like (a
   // panic's trace, a shell error) is a WARN; a Success is judged below, and
   // a secret in the reply is a FAIL as in any call.
-  auto r = c.CallKubeletNeverMakes(n, c.argv().Mount(dir, c.Json(spec, &pod)));
+  auto r = c.beyond_kubelet().CallMount(n, spec, pod, dir);
   if (r.not_supported())
     c.Skip("capability: mount is Not supported, so the driver never sees secrets");
   if (r.ok()) {

@@ -6,9 +6,8 @@
 // convoy-fake fixture, as the fake cloud records it) are compared with the
 // model; the first divergence is shrunk to the shortest sequence that
 // still fails and reported with how to replay it.
-#include <sys/mount.h>
-
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -85,7 +84,7 @@ class SequenceRun {
     const std::string name = c.Unique("seq");
     spec_rw_ = c.Volume(name, false);
     spec_ro_ = c.Volume(name, true);
-    component_ = c.profile().kubelet_managed_attach ? "kubelet" : "controller";
+    component_ = c.Attacher();
     isattached_asked_ = !c.profile().kubelet_managed_attach;
     nodes_.resize(static_cast<std::size_t>(domain.nodes));
     for (int n = 0; n < domain.nodes; ++n) {
@@ -188,12 +187,12 @@ class SequenceRun {
   std::optional<Divergence> Enact(const Action& a, const Expectation& e) {
     NodeVolume& v = nodes_[static_cast<std::size_t>(a.node)];
     sim::Node& n = *v.node;
-    const auto& argv = c_.argv();
-    const std::string json = c_.Json(spec_rw_);
+    sim::VolumeOperations& ops = c_.ops();
+    const std::string& driver = spec_rw_.driver;
     switch (a.verb) {
       case Verb::kAttach: {
         v.ever_attached = true;  // a failed attach may still have attached (§5.3: uncertain)
-        auto r = c_.Call(n, argv.Attach(json, n.name()), component_);
+        auto r = ops.CallAttach(n, component_, spec_rw_, n.name());
         if (auto d = OutcomeDiverges(a, e, r)) return d;
         // Not supported or no device: kubelet records devicePath "" (§3.4, §5.4).
         const std::string device = r.ok() && r.verdict.status ? r.verdict.status->device : "";
@@ -207,7 +206,7 @@ class SequenceRun {
         return std::nullopt;
       }
       case Verb::kWaitForAttach: {
-        auto r = c_.Call(n, argv.WaitForAttach(v.attach_device, json));
+        auto r = ops.CallWaitForAttach(n, spec_rw_, v.attach_device);
         if (auto d = OutcomeDiverges(a, e, r)) return d;
         if (r.ok()) {
           const std::string device = r.verdict.status ? r.verdict.status->device : "";
@@ -220,7 +219,7 @@ class SequenceRun {
         return std::nullopt;
       }
       case Verb::kIsAttached: {
-        auto r = c_.Call(n, argv.IsAttached(json, n.name()), "controller");
+        auto r = ops.CallIsAttached(n, sim::Component::kController, spec_rw_, n.name());
         if (auto d = OutcomeDiverges(a, e, r)) {
           // Of a volume not attached there the controller never asks
           // (§7.4 item 6): whatever the answer, kubelet never sees it.
@@ -255,7 +254,7 @@ class SequenceRun {
         // kubelet's mount of an attached volume is one operation:
         // waitforattach, then mountdevice with the device it gave (§7.1
         // steps 7-9); a driver may find or make the device only there.
-        auto w = c_.Call(n, argv.WaitForAttach(v.attach_device, json));
+        auto w = ops.CallWaitForAttach(n, spec_rw_, v.attach_device);
         if (!w.ok() && !w.not_supported()) {
           return Divergence{0, "protocol §7.1: waitforattach of an attached volume succeeds",
                             "waitforattach before mountdevice answers Success",
@@ -264,14 +263,12 @@ class SequenceRun {
         if (w.ok() && w.verdict.status && !w.verdict.status->device.empty())
           v.mount_device = w.verdict.status->device;
         n.filesystem().MakeDirs(v.global_path, 0750);  // prepareForMount (§5.6)
-        auto r = c_.Call(n, argv.MountDevice(v.global_path, v.mount_device, json));
+        auto r = ops.CallMountDevice(n, spec_rw_, v.global_path, v.mount_device);
         if (auto d = OutcomeDiverges(a, e, r)) return d;
-        // kubelet's default MountDevice does nothing for device "" (§3.4).
-        if (r.not_supported() && !v.mount_device.empty() &&
-            !n.filesystem().IsMountPoint(v.global_path)) {
-          n.filesystem().FormatAndMount(v.mount_device, v.global_path,
-                                        spec_rw_.fs_type.empty() ? "ext4" : spec_rw_.fs_type,
-                                        false);
+        if (r.not_supported() && !n.filesystem().IsMountPoint(v.global_path)) {
+          KubeletDid(n, [&](sim::Step& s) {
+            ops.DefaultMountDevice(n, spec_rw_, v.mount_device, v.global_path, s);
+          });
         }
         return std::nullopt;
       }
@@ -280,17 +277,15 @@ class SequenceRun {
         auto pod = v.pods[static_cast<std::size_t>(a.pod)];
         const auto& spec = model::PodReadOnly(a.pod) ? spec_ro_ : spec_rw_;
         n.filesystem().MakeDirs(dir, 0750);  // prepareForMount (§5.7)
-        auto r = c_.Call(n, argv.Mount(dir, c_.Json(spec, &pod), v.mount_device));
+        auto r = ops.CallMount(n, spec, pod, dir);
         // On any error kubelet removes the pod dir (§5.7), when it can.
         if (!r.ok() && !r.not_supported() && !n.filesystem().IsMountPoint(dir)) {
-          std::error_code ec;
-          std::filesystem::remove(CaseContext::HostPath(n, dir), ec);
+          sim::Step removal;
+          ops.RemoveDir(n, dir, removal);
         }
         if (auto d = OutcomeDiverges(a, e, r)) return d;
         if (r.not_supported() && !n.filesystem().IsMountPoint(dir)) {
-          n.filesystem().Mount(v.global_path, dir, "", MS_BIND, "");
-          if (spec.read_only)
-            n.filesystem().Mount("", dir, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
+          KubeletDid(n, [&](sim::Step& s) { ops.DefaultSetUp(n, spec, v.global_path, dir, s); });
         }
         return std::nullopt;
       }
@@ -298,9 +293,9 @@ class SequenceRun {
         const auto& dir = v.pod_dirs[static_cast<std::size_t>(a.pod)];
         // kubelet calls unmount whenever the dir exists, mounted or not (§5.8).
         n.filesystem().MakeDirs(dir, 0750);
-        auto r = c_.Call(n, argv.Unmount(dir));
+        auto r = ops.CallUnmount(n, driver, dir);
         if (auto d = OutcomeDiverges(a, e, r)) return d;
-        if (r.not_supported() && n.filesystem().IsMountPoint(dir)) KubeletUnmount(n, dir);
+        if (r.not_supported()) KubeletDid(n, [&](sim::Step& s) { ops.DefaultUnmount(n, dir, s); });
         return RemoveAfterSuccess(n, dir, e.rule);
       }
       case Verb::kUnmountDevice: {
@@ -308,19 +303,19 @@ class SequenceRun {
         // kubelet skips the call where the path is no mount point (§5.9
         // step 4): asked there anyway, the driver's answer is only recorded.
         const bool kubelet_calls = n.filesystem().IsMountPoint(v.global_path);
-        auto r = c_.Call(n, argv.UnmountDevice(v.global_path));
+        auto r = ops.CallUnmountDevice(n, driver, v.global_path);
         if (auto d = OutcomeDiverges(a, e, r)) {
           if (kubelet_calls) return d;
           c_.Warn(d->rule + ": " + d->actual +
                   " on a path that is no mount point (a WARN: kubelet skips unmountdevice there)");
         }
-        if (r.not_supported() && n.filesystem().IsMountPoint(v.global_path)) {
-          KubeletUnmount(n, v.global_path);
+        if (r.not_supported()) {
+          KubeletDid(n, [&](sim::Step& s) { ops.DefaultUnmount(n, v.global_path, s); });
         }
         return RemoveAfterSuccess(n, v.global_path, e.rule);
       }
       case Verb::kDetach: {
-        auto r = c_.Call(n, argv.Detach(spec_rw_.name, n.name()), component_);
+        auto r = ops.CallDetach(n, component_, spec_rw_, n.name());
         if (auto d = OutcomeDiverges(a, e, r)) return d;
         if (r.ok()) {
           // The loop device, as the harness sees it, must be gone with
@@ -348,10 +343,10 @@ class SequenceRun {
     if (n.filesystem().IsMountPoint(dir)) {
       return Divergence{0, rule, dir + " unmounted", "still a mount point"};
     }
-    try {
-      KubeletRemoveDir(n, dir);  // the driver may have removed it (cluster-facts §3)
-    } catch (const std::exception& ex) {
-      return Divergence{0, rule, "kubelet removes " + dir, ex.what()};
+    sim::Step removal;
+    c_.ops().RemoveDir(n, dir, removal);  // the driver may have removed it (cluster-facts §3)
+    if (!removal.ok() && n.filesystem().PathExists(dir)) {
+      return Divergence{0, rule, "kubelet removes " + dir, removal.error};
     }
     return std::nullopt;
   }
@@ -422,7 +417,7 @@ class SequenceRun {
     std::optional<Divergence> wrong;
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const std::string& name = nodes_[i].node->name();
-      auto r = c_.Call(caller, c_.argv().IsAttached(c_.Json(spec_rw_), name), "controller");
+      auto r = c_.ops().CallIsAttached(caller, sim::Component::kController, spec_rw_, name);
       if (!r.ok() || !r.verdict.status) continue;  // unknown: says nothing
       const bool attached = r.verdict.status->attached;
       if (attached) says.push_back(name);
@@ -511,44 +506,46 @@ class SequenceRun {
   // the next sequence and the leak audit start clean.
   void TearDownPod(NodeVolume& v, const std::string& dir) {
     sim::Node& n = *v.node;
-    if (!n.filesystem().PathExists(dir)) return;
-    auto r = c_.Call(n, c_.argv().Unmount(dir));
-    std::string problem;
-    if (r.not_supported() && n.filesystem().IsMountPoint(dir)) KubeletUnmount(n, dir);
-    if (!r.ok() && !r.not_supported()) problem = "unmount " + dir + ": " + r.verdict.error;
-    CleanUp(n, dir, problem);
+    const sim::Step t = c_.ops().TearDownAt(n, spec_rw_.driver, dir);
+    if (!t.skipped.empty()) return;
+    CleanUp(n, dir, t.failed_by_call() ? "unmount " + dir + ": " + t.error : "");
   }
 
   void TearDownGlobal(NodeVolume& v) {
     sim::Node& n = *v.node;
-    if (!n.filesystem().PathExists(v.global_path)) return;
-    std::string problem;
-    if (n.filesystem().IsMountPoint(v.global_path)) {
-      auto r = c_.Call(n, c_.argv().UnmountDevice(v.global_path));
-      if (r.not_supported() && n.filesystem().IsMountPoint(v.global_path)) {
-        KubeletUnmount(n, v.global_path);
-      }
-      if (!r.ok() && !r.not_supported()) {
-        problem = "unmountdevice " + v.global_path + ": " + r.verdict.error;
-      }
-    }
-    CleanUp(n, v.global_path, problem);
+    // kubelet unmounts a device only where it mounted one: an attachable
+    // volume whose device mount path is there.
+    if (!model_.domain().attachable || !n.filesystem().PathExists(v.global_path)) return;
+    const sim::Step u = c_.ops().UnmountDevice(n, spec_rw_, v.global_path);
+    if (u.skipped.rfind("Unmount skipped", 0) == 0) return;  // the path is missing
+    CleanUp(n, v.global_path,
+            u.failed_by_call() ? u.verb + " " + v.global_path + ": " + u.error : "");
   }
 
   void TearDownAttachment(NodeVolume& v) {
     if (!v.ever_attached) return;
-    auto r = c_.Call(*v.node, c_.argv().Detach(spec_rw_.name, v.node->name()), component_);
-    if (!r.ok() && !r.not_supported()) {
-      throw std::runtime_error("detach " + spec_rw_.name + ": " + r.verdict.error);
+    const sim::Step d = c_.ops().Detach(*v.node, component_, spec_rw_, v.node->name());
+    if (!d.ok()) throw std::runtime_error("detach " + spec_rw_.name + ": " + d.error);
+  }
+
+  // A kubelet fallback after a step's call: its failure is the harness's
+  // (the step's outcome was judged already).
+  static void KubeletDid(sim::Node& n, const std::function<void(sim::Step&)>& action) {
+    sim::Step step;
+    action(step);
+    if (!step.ok()) {
+      throw std::runtime_error("kubelet's own step on " + n.name() + " failed: " + step.error);
     }
   }
 
-  static void CleanUp(sim::Node& n, const std::string& dir, std::string problem) {
+  // What a teardown left, cleaned up by the harness so the next sequence
+  // and the leak audit start clean; `problem` (or a mount left) is thrown.
+  void CleanUp(sim::Node& n, const std::string& dir, std::string problem) {
     for (int layer = 0; layer < 8 && n.filesystem().IsMountPoint(dir); ++layer) {
       if (problem.empty()) problem = dir + " still mounted after teardown";
-      KubeletUnmount(n, dir);
+      KubeletDid(n, [&](sim::Step& s) { c_.ops().DefaultUnmount(n, dir, s); });
     }
-    KubeletRemoveDir(n, dir);
+    KubeletDid(n, [&](sim::Step& s) { c_.ops().RemoveDir(n, dir, s); });
     if (!problem.empty()) throw std::runtime_error(problem);
   }
 
@@ -556,7 +553,7 @@ class SequenceRun {
   const VolumeModel& model_;
   sim::VolumeSpec spec_rw_;
   sim::VolumeSpec spec_ro_;
-  std::string component_;
+  sim::Component component_ = sim::Component::kController;
   bool isattached_asked_ = true;  // false under kubelet-managed attach (§7.3)
   std::vector<NodeVolume> nodes_;
   std::optional<std::set<std::pair<std::string, std::string>>> backend_before_;
@@ -574,7 +571,7 @@ VolumeModel ModelFor(CaseContext& c) {
 // Runs one sequence fresh; the transcript keeps only this run.
 std::optional<Divergence> RunFresh(CaseContext& c, const VolumeModel& m, const Pods& pods,
                                    const Sequence& s, const std::string& label) {
-  c.transcript().Clear();
+  c.ClearTranscript();
   c.transcript().AddEvent("sequence", {{"label", label}, {"steps", model::SequenceName(s)}});
   SequenceRun run(c, m, pods);
   return run.Run(s);

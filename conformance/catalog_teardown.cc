@@ -12,7 +12,7 @@ void UnmountNeverMounted(CaseContext& c) {
   const std::string dir = c.Paths(n).PodVolumeDir(c.Unique("uid"), c.Unique("vol"));
   n.filesystem().MakeDirs(dir, 0750);
   auto planted = PlantUserFiles(c, n, dir);
-  auto r = c.Call(n, c.argv().Unmount(dir));
+  auto r = c.ops().CallUnmount(n, c.profile().driver_name, dir);
   CheckPlantedFiles(c, planted, "unmount");
   if (!r.ok() && !r.not_supported()) {
     c.Fail("F10 (protocol §7: unmount of a never-mounted dir succeeds)",
@@ -24,7 +24,7 @@ void UnmountNeverMounted(CaseContext& c) {
 void UnmountMissingDir(CaseContext& c) {
   auto& n = c.node();
   const std::string dir = c.Paths(n).PodVolumeDir(c.Unique("uid"), c.Unique("vol"));
-  auto r = c.CallKubeletNeverMakes(n, c.argv().Unmount(dir));
+  auto r = c.beyond_kubelet().CallUnmount(n, c.profile().driver_name, dir);
   if (!r.ok() && !r.not_supported()) {
     // kubelet skips the call when the dir is missing: tolerated, but wrong.
     c.Warn("unmount of a missing dir failed (kubelet never calls it so, other callers do): " +
@@ -34,7 +34,7 @@ void UnmountMissingDir(CaseContext& c) {
 
 void DetachNeverAttached(CaseContext& c) {
   auto& n = c.node();
-  auto r = c.Call(n, c.argv().Detach(c.Unique("vol"), n.name()), "controller");
+  auto r = c.ops().CallDetach(n, sim::Component::kController, c.Volume(c.Unique("vol")), n.name());
   if (!r.ok() && !r.not_supported()) {
     c.Fail("F12 (protocol §7: detach of a never-attached volume succeeds)",
            "detach: " + r.verdict.error);
@@ -46,7 +46,7 @@ void UnmountDeviceNeverMounted(CaseContext& c) {
   const std::string dir = c.Paths(n).DeviceMountPath(c.Unique("vol"));
   n.filesystem().MakeDirs(dir, 0750);
   auto planted = PlantUserFiles(c, n, dir);
-  auto r = c.Call(n, c.argv().UnmountDevice(dir));
+  auto r = c.ops().CallUnmountDevice(n, c.profile().driver_name, dir);
   CheckPlantedFiles(c, planted, "unmountdevice");
   // kubelet skips unmountdevice where the path is no mount point (§5.9
   // step 4), so only a direct caller meets this answer.
@@ -82,7 +82,7 @@ void UnmountAfterNodeCrash(CaseContext& c) {
   c.fixture().NodeRestarted(n);
   c.transcript().AddEvent("node back", {{"node", n.name()}});
   auto planted = PlantUserFiles(c, n, v.pod_dir);
-  auto r = c.Call(n, c.argv().Unmount(v.pod_dir));
+  auto r = c.ops().CallUnmount(n, spec.driver, v.pod_dir);
   CheckPlantedFiles(c, planted, "unmount");
   if (!r.ok() && !r.not_supported()) {
     c.Fail("F10 (protocol §7.4: unmount of a pod dir a crashed node left succeeds)",
@@ -96,21 +96,16 @@ void UnmountAfterNodeCrash(CaseContext& c) {
 void WaitForAttachEmptyDevice(CaseContext& c) {
   auto& n = c.node();
   auto spec = c.Volume(c.Unique("vol"));
-  auto a = c.Call(n, c.argv().Attach(c.Json(spec), n.name()), "controller");
-  if (!a.ok() && !a.not_supported())
-    c.Fail("protocol §7: attach succeeds", "attach: " + a.verdict.error);
+  const sim::Step a = c.ops().Attach(n, sim::Component::kController, spec, n.name());
+  if (!a.ok()) c.Fail("protocol §7: attach succeeds", "attach: " + a.error);
   // kubelet passes attach's device; "" only when attach gave none (§5.4).
-  const std::string device = a.ok() && a.verdict.status ? a.verdict.status->device : "";
-  c.tracker().Push("detach " + spec.name, [&c, &n, spec] {
-    auto r = c.Call(n, c.argv().Detach(spec.name, n.name()), "controller");
-    if (!r.ok() && !r.not_supported())
-      c.Fail("F12 (protocol §7: detach succeeds)", "detach: " + r.verdict.error);
-  });
-  auto w = c.Call(n, c.argv().WaitForAttach(device, c.Json(spec)));
-  if (!w.ok() && !w.not_supported())
+  const std::string device = a.device;
+  c.tracker().Push("detach " + spec.name, [&c, &n, spec] { c.Detach(n, spec); });
+  const sim::Step w = c.ops().WaitForAttach(n, spec, device);
+  if (!w.ok())
     c.Fail("protocol §7: waitforattach accepts \"\" and finds the device",
-           "waitforattach \"" + device + "\": " + w.verdict.error);
-  if (!device.empty() && w.ok() && (!w.verdict.status || w.verdict.status->device.empty())) {
+           "waitforattach \"" + device + "\": " + w.error);
+  if (!device.empty() && w.answered_success() && w.device.empty()) {
     c.Fail("protocol §7: waitforattach returns the device",
            "waitforattach \"\" returned no device");
   }

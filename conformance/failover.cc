@@ -104,12 +104,45 @@ sim::Pod Failover::Place(sim::Node& n) {
 std::vector<std::string> Failover::Settle(int rounds) {
   last_errors_ = cluster_->Settle(rounds);
   c_.CheckDrivenCalls();
+  if (DetachWhatKubeletLeft()) {
+    last_errors_ = cluster_->Settle(rounds);
+    c_.CheckDrivenCalls();
+  }
   return last_errors_;
+}
+
+bool Failover::DetachWhatKubeletLeft() {
+  bool detached = false;
+  for (sim::Node* n : {&a_, &b_}) {
+    if (!n->running()) continue;
+    for (const auto& volume : cluster_->kubelet(n->name()).TakeVolumesLeftAttached()) {
+      if (volume != volume_name_) continue;
+      c_.transcript().AddEvent(
+          "an operator detaches what kubelet left attached",
+          {{"node", n->name()},
+           {"volume", volume},
+           {"why",
+            "with kubelet-managed attach, kubelet since 1.28 never detaches a volume it "
+            "reconstructed at a restart (reconstruct.go updateReconstructedFromNodeStatus); "
+            "without this the pod can never move"}});
+      const sim::Step d = c_.ops().Detach(*n, sim::Component::kKubelet, spec_, n->name());
+      if (!d.ok()) {
+        c_.Record("F12 (protocol §7: detach succeeds)",
+                  "detach " + volume + " from " + n->name() + " after kubelet left it: " + d.error);
+      }
+      detached = true;
+    }
+  }
+  return detached;
 }
 
 std::vector<std::string> Failover::Advance(sim::Clock::Duration d, int rounds) {
   last_errors_ = cluster_->Advance(d, rounds);
   c_.CheckDrivenCalls();
+  if (DetachWhatKubeletLeft()) {
+    last_errors_ = cluster_->Settle(rounds);
+    c_.CheckDrivenCalls();
+  }
   return last_errors_;
 }
 
@@ -270,11 +303,12 @@ void Failover::Witness(const Owners& owners, const std::string& when) {
   std::vector<std::string> attached;
   std::vector<std::string> unknown;
   for (sim::Node* n : {&a_, &b_}) {
-    const sim::Args args = c_.argv().IsAttached(c_.Json(spec_), n->name());
     // With kubelet-managed attach nothing runs isattached (§7.3): its
     // answer still witnesses the backend, its reply's shape is only a WARN.
-    auto r = attacher_ == Attacher::kController ? c_.Call(*caller, args, "controller")
-                                                : c_.CallKubeletNeverMakes(*caller, args);
+    auto r = attacher_ == Attacher::kController
+                 ? c_.ops().CallIsAttached(*caller, sim::Component::kController, spec_, n->name())
+                 : c_.beyond_kubelet().CallIsAttached(*caller, sim::Component::kKubelet, spec_,
+                                                      n->name());
     if (!r.ok() || !r.verdict.status) {
       unknown.push_back(n->name());
       continue;

@@ -57,6 +57,9 @@ class Failover : public std::enable_shared_from_this<Failover> {
 
   // kubelets and the controller until nothing changes; every call they made
   // is held to the universal rules.
+  // The cluster's rounds until nothing changes; then, with kubelet-managed
+  // attach, what a kubelet left attached (a volume it reconstructed) is
+  // detached as an operator would, and the cluster settles again.
   std::vector<std::string> Settle(int rounds = 8);
   std::vector<std::string> Advance(sim::Clock::Duration d, int rounds = 8);
   // The controller's maxWaitForUnmountDuration: past it, an unhealthy
@@ -117,6 +120,8 @@ class Failover : public std::enable_shared_from_this<Failover> {
   void Partition(sim::Node& n, bool cut);
 
  private:
+  // The operator's detach of what a kubelet left attached; true if any.
+  bool DetachWhatKubeletLeft();
   using Owners = std::vector<const sim::Node*>;
 
   // The cluster over the case's nodes (their backends already run there),

@@ -1,6 +1,5 @@
 #include "conformance/replay.h"
 
-#include <sys/mount.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include "simulator/node.h"
 #include "simulator/options_builder.h"
 #include "simulator/transcript.h"
+#include "simulator/volume_operations.h"
 
 namespace flexkit::conform {
 namespace {
@@ -38,12 +38,29 @@ int DeviceIndex(const std::string& verb) {
   return -1;
 }
 
+// Runs every replayed call with the profile's driver on the replay node.
+class ReplayCaller : public sim::DriverCaller {
+ public:
+  ReplayCaller(sim::DriverInvoker& invoker, std::string driver)
+      : invoker_(invoker), driver_(std::move(driver)) {}
+  sim::CallResult Call(const sim::DriverCall& call) override {
+    return invoker_.Call(call.node, sim::ComponentName(call.component), driver_, call.args,
+                         call.redactor);
+  }
+
+ private:
+  sim::DriverInvoker& invoker_;
+  std::string driver_;
+};
+
 class Replayer {
  public:
   Replayer(const DriverProfile& profile, const std::string& run_dir)
       : profile_(profile),
         node_("replay", run_dir),
-        invoker_(runner_, transcript_, Settings(profile)) {
+        invoker_(runner_, transcript_, Settings(profile)),
+        caller_(invoker_, profile.driver),
+        ops_(sim::FindProfile(profile.kubernetes), caller_) {
     for (const auto& [key, raw] : profile.secrets) redactor_.AddSecret(raw);
     redactor_.AddSecret(kStandInSecret);
   }
@@ -133,32 +150,28 @@ class Replayer {
   }
 
   // What kubelet does after the call, on the replayed outcome: the
-  // Not-supported fallbacks and removing a directory after a teardown.
+  // Not-supported fallbacks and removing a directory after a teardown (the
+  // getvolumename kubelet asks on the way is a recorded call of its own).
   void After(const std::string& verb, const sim::Args& args, const sim::CallResult& r) {
     auto& m = node_.filesystem();
     const std::string path = args.size() > 1 ? args[1] : "";
-    try {
-      if (verb == "mount" && r.not_supported()) {
-        const std::string vol = fs::path(path).filename().string();
-        const std::string global =
-            sim::KubeletPaths(node_.kubelet_root(), profile_.driver_name).DeviceMountPath(vol);
-        if (m.PathExists(global) && m.IsMountPoint(global)) {
-          m.Mount(global, path, "", MS_BIND, "");
-          if (OptionOf(args, "kubernetes.io/readwrite") == "ro")
-            m.Mount("", path, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
-        }
-      } else if (verb == "mountdevice" && r.not_supported() && args.size() > 2 &&
-                 !args[2].empty()) {
-        const std::string fs_type = OptionOf(args, "kubernetes.io/fsType");
-        m.FormatAndMount(args[2], path, fs_type.empty() ? "ext4" : fs_type,
-                         OptionOf(args, "kubernetes.io/readwrite") == "ro");
-      } else if ((verb == "unmount" || verb == "unmountdevice") && (r.ok() || r.not_supported())) {
-        if (r.not_supported() && m.PathExists(path) && m.IsMountPoint(path)) m.Unmount(path);
-        if (m.PathExists(path)) m.RemoveDir(path);
-      }
-    } catch (const std::exception& e) {
-      kubelet_errors_.push_back(verb + ": kubelet's own step failed: " + e.what());
+    sim::VolumeSpec spec;
+    spec.driver = profile_.driver_name;
+    spec.read_only = OptionOf(args, "kubernetes.io/readwrite") == "ro";
+    spec.fs_type = OptionOf(args, "kubernetes.io/fsType");
+    sim::Step step;
+    if (verb == "mount" && r.not_supported()) {
+      const std::string vol = fs::path(path).filename().string();
+      const std::string global = ops_.Paths(node_, spec.driver).DeviceMountPath(vol);
+      if (m.PathExists(global) && m.IsMountPoint(global))
+        ops_.DefaultSetUp(node_, spec, global, path, step);
+    } else if (verb == "mountdevice" && r.not_supported() && args.size() > 2) {
+      ops_.DefaultMountDevice(node_, spec, args[2], path, step);
+    } else if ((verb == "unmount" || verb == "unmountdevice") && (r.ok() || r.not_supported())) {
+      if (r.not_supported() && m.PathExists(path)) ops_.DefaultUnmount(node_, path, step);
+      if (step.ok()) ops_.RemoveDir(node_, path, step);
     }
+    if (!step.ok()) kubelet_errors_.push_back(verb + ": kubelet's own step failed: " + step.error);
   }
 
   void One(const sim::RecordedCall& call, ReplayResult& result) {
@@ -174,8 +187,9 @@ class Replayer {
     const sim::Verdict recorded = sim::Judge(call.verb, recorded_exit, call.output);
     const sim::Args args = MapArgs(call);
     Before(call.verb, args);
-    const auto r = invoker_.Call(node_, IsControllerVerb(call.verb) ? "controller" : "kubelet",
-                                 profile_.driver, args, redactor_);
+    const auto r = ops_.CallDriver(
+        node_, IsControllerVerb(call.verb) ? sim::Component::kController : sim::Component::kKubelet,
+        profile_.driver_name, args, redactor_);
     After(call.verb, args, r);
     for (auto& e : kubelet_errors_) differ(e);
     kubelet_errors_.clear();
@@ -209,6 +223,8 @@ class Replayer {
   sim::BoostProcessRunner runner_;
   sim::Transcript transcript_;
   sim::DriverInvoker invoker_;
+  ReplayCaller caller_;
+  sim::VolumeOperations ops_;
   sim::Redactor redactor_;
   std::string recorded_root_;
   std::map<std::string, std::string> devices_;  // recorded -> replayed

@@ -1,7 +1,6 @@
 #include "simulator/call_command.h"
 
 #include <stdlib.h>
-#include <sys/mount.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,8 +8,7 @@
 #include <stdexcept>
 
 #include "simulator/boost_process_runner.h"
-#include "simulator/kubelet_paths.h"
-#include "simulator/options_builder.h"
+#include "simulator/volume_operations.h"
 
 namespace flexkit::sim {
 namespace {
@@ -27,25 +25,133 @@ struct RunDir {
   }
 };
 
+// flexsim call's driver calls: each on the call's node, labelled "cli",
+// redacting the call's own secrets and those of the command line.
+class CliCaller : public DriverCaller {
+ public:
+  CliCaller(DriverInvoker& invoker, std::string driver, const Redactor& secrets)
+      : invoker_(invoker), driver_(std::move(driver)), secrets_(secrets) {}
+  CallResult Call(const DriverCall& call) override {
+    return invoker_.Call(call.node, "cli", driver_, call.args, secrets_);
+  }
+
+ private:
+  DriverInvoker& invoker_;
+  std::string driver_;
+  const Redactor& secrets_;
+};
+
+// What kubelet did around the verb, in order: every driver call (the verb
+// and those the plugin makes for it) and its own mounts, skips and
+// directory removals.
+class StepRecorder : public VolumeObserver {
+ public:
+  explicit StepRecorder(const Redactor& redactor) : redactor_(redactor) {}
+  void DriverCalled(const DriverCall& call, const CallResult& r) override {
+    if (!r.harness_problem.empty()) harness_problem = true;
+    Add(call.args.at(0) + ": " + OutcomeName(r.verdict.outcome));
+  }
+  void KubeletActed(const Node&, const KubeletAction& a) override {
+    std::string what = ActionName(a.kind);
+    if (a.kind == KubeletAction::Kind::kSkipCall) {
+      what = "skipped " + a.note;
+    } else {
+      if (!a.source.empty()) what += " " + a.source + " on";
+      what += " " + a.path;
+    }
+    if (!a.error.empty()) what += " (failed: " + a.error + ")";
+    Add(what);
+  }
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  bool harness_problem = false;
+
+ private:
+  void Add(const std::string& step) { steps.push_back(redactor_.Apply(step)); }
+  const Redactor& redactor_;
+};
+
 void RequireArgs(const CallCommand& c, std::size_t min, std::size_t max, const char* usage) {
   if (c.args.size() < min || c.args.size() > max) {
     throw std::invalid_argument("flexsim call " + c.verb + ": expected arguments " + usage);
   }
 }
 
-std::string Arg(const CallCommand& c, std::size_t i, const std::string& fallback) {
+std::string Arg(const CallCommand& c, std::size_t i, const std::string& fallback = "") {
   return i < c.args.size() ? c.args[i] : fallback;
 }
 
-}  // namespace
-
-std::string DriverNameFromPath(const std::string& executable) {
-  std::string dir = std::filesystem::path(executable).parent_path().filename().string();
-  for (auto& ch : dir) {
-    if (ch == '~') ch = '/';
+// The kubelet operation (or the controller's) the verb stands for.
+Step RunVerb(VolumeOperations& ops, Node& node, CallCommand& c) {
+  const std::string& v = c.verb;
+  const auto ctl = Component::kController;
+  if (v == "init") {
+    RequireArgs(c, 0, 0, "(none)");
+    return ops.Init(node, Component::kKubelet, c.volume.driver);
   }
-  return dir;
+  if (v == "getvolumename") {
+    RequireArgs(c, 0, 0, "(none)");
+    return ops.GetVolumeName(node, Component::kKubelet, c.volume);
+  }
+  if (v == "attach") {
+    RequireArgs(c, 0, 0, "(none; the node is --node)");
+    return ops.Attach(node, ctl, c.volume, c.node);
+  }
+  if (v == "waitforattach") {
+    RequireArgs(c, 0, 1, "[DEVICE]");
+    return ops.WaitForAttach(node, c.volume, Arg(c, 0));
+  }
+  if (v == "isattached") {
+    RequireArgs(c, 0, 0, "(none)");
+    return ops.IsAttached(node, ctl, c.volume, c.node);
+  }
+  if (v == "mountdevice") {
+    RequireArgs(c, 0, 2, "[DEVICE [DIR]]");
+    return ops.MountDevice(node, c.volume, Arg(c, 0), Arg(c, 1));
+  }
+  if (v == "mount") {
+    RequireArgs(c, 0, 2, "[DIR [LEGACY-DEVICE]]");
+    return ops.SetUp(node, c.volume, c.pod, /*fs_group_capability=*/true, Arg(c, 0));
+  }
+  if (v == "unmount") {
+    RequireArgs(c, 0, 1, "[DIR]");
+    const std::string dir = Arg(c, 0);
+    if (dir.empty()) return ops.TearDown(node, c.volume, c.pod.pod_uid);
+    return ops.TearDownAt(node, c.volume.driver, dir);
+  }
+  if (v == "unmountdevice") {
+    RequireArgs(c, 0, 1, "[DIR]");
+    return ops.UnmountDevice(node, c.volume, Arg(c, 0));
+  }
+  if (v == "detach") {
+    RequireArgs(c, 0, 1, "[VOLUME-NAME]");
+    if (!Arg(c, 0).empty()) c.volume.name = Arg(c, 0);
+    return ops.Detach(node, ctl, c.volume, c.node);
+  }
+  if (v == "expandvolume") {
+    RequireArgs(c, 2, 3, "NEW-BYTES OLD-BYTES [DIR]");
+    return ops.ExpandVolume(node, ctl, c.volume, c.args[0], c.args[1], Arg(c, 2));
+  }
+  if (v == "expandfs") {
+    RequireArgs(c, 2, 4, "NEW-BYTES OLD-BYTES [DEVICE [DIR]]");
+    const std::string pod_dir =
+        Arg(c, 3, ops.Paths(node, c.volume.driver).PodVolumeDir(c.pod.pod_uid, c.volume.name));
+    return ops.NodeExpand(node, c.volume, Arg(c, 2), pod_dir, c.args[0], c.args[1]);
+  }
+  // Any other verb verbatim, to see how the driver answers it.
+  Step step;
+  step.verb = v;
+  Args args = {v};
+  args.insert(args.end(), c.args.begin(), c.args.end());
+  CallResult r = ops.CallDriver(node, Component::kKubelet, c.volume.driver, args);
+  step.call = r;
+  if (!r.ok() && !r.not_supported()) {
+    step.error = CallError(r);
+    step.failed_verb = v;
+  }
+  return step;
 }
+
+}  // namespace
 
 int RunCallCommand(CallCommand c) {
   const VersionProfile& profile = FindProfile(c.profile);
@@ -58,6 +164,7 @@ int RunCallCommand(CallCommand c) {
   if (::access(c.driver.c_str(), X_OK) != 0)
     throw std::runtime_error("flexsim call: driver " + c.driver + " not found or not executable");
   if (c.volume.driver.empty()) c.volume.driver = DriverNameFromPath(c.driver);
+  if (c.pod.pod_uid.empty()) c.pod.pod_uid = "pod-uid-1";
 
   RunDir run_dir{c.run_dir, false};
   if (run_dir.path.empty()) {
@@ -72,188 +179,17 @@ int RunCallCommand(CallCommand c) {
   BoostProcessRunner runner;
   DriverInvoker invoker(runner, transcript, c.settings);
   Node node(c.node, run_dir.path, c.env);
-  NodeFilesystem& m = node.filesystem();
-  KubeletPaths paths(node.kubelet_root(), c.volume.driver);
-  ArgvBuilder argv(profile);
   Redactor redactor;
   for (const auto& [key, value] : c.pod.secret) redactor.AddSecret(key, value);
   for (const auto& note : redactor.ShortSecretNotes()) {
     transcript.AddEvent("secret too short to redact safely", {{"note", note}});
   }
-
-  const std::string json = OptionsJson(profile, c.volume, nullptr);
-  const std::string pod_uid = c.pod.pod_uid.empty() ? "pod-uid-1" : c.pod.pod_uid;
-  if (c.pod.pod_uid.empty()) c.pod.pod_uid = pod_uid;
-  const std::string pod_dir = paths.PodVolumeDir(pod_uid, c.volume.name);
-  const std::string global = paths.DeviceMountPath(c.volume.name);
-
-  // What kubelet does around the verb, in order: every driver call it makes
-  // (the verb and those the plugin makes for it), its own mounts and
-  // directory removals, and the error the operation ends with.
-  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
-  std::string error;
-  std::string skipped;
-  bool harness = false;
-  auto step = [&](const std::string& what) { steps.push_back(redactor.Apply(what)); };
-  auto fail = [&](const std::string& why) {
-    if (error.empty()) error = redactor.Apply(why);
-  };
-  auto run = [&](const Args& args) {
-    CallResult r = invoker.Call(node, "cli", c.driver, args, redactor);
-    step(args[0] + ": " + OutcomeName(r.verdict.outcome));
-    if (!r.harness_problem.empty()) harness = true;
-    return r;
-  };
-  // The verb's own call: its failure is the operation's error.
-  auto run_verb = [&](const Args& args) {
-    CallResult r = run(args);
-    if (!r.ok() && !r.not_supported()) fail(r.verdict.error);
-    return r;
-  };
-  auto skip = [&](const std::string& reason) {
-    skipped = reason;
-    transcript.AddEvent("skipped", {{"verb", c.verb}, {"reason", reason}});
-    step("skipped " + c.verb + ": " + reason);
-  };
-  auto remove_dir = [&](const std::string& path) {
-    try {
-      m.RemoveDir(path);
-      step("removed " + path);
-    } catch (const std::exception& e) {
-      fail(e.what());
-    }
-  };
-  auto mount = [&](const std::string& source, const std::string& target, unsigned long flags) {
-    try {
-      m.Mount(source, target, "", flags, "");
-      step("mounted " + source + " on " + target + ((flags & MS_BIND) != 0 ? " (bind)" : ""));
-      return true;
-    } catch (const std::exception& e) {
-      fail(e.what());
-      return false;
-    }
-  };
-  // plugin.go getDeviceMountPath: GetVolumeName (options without pod keys)
-  // names <plugins>/kubernetes.io/flexvolume/<driver>/mounts/<spec.Name()>.
-  auto get_device_mount_path = [&] {
-    CallResult g = run(argv.GetVolumeName(json));
-    if (g.ok() || g.not_supported()) return true;
-    fail("GetVolumeName failed from getDeviceMountPath: " + g.verdict.error);
-    return false;
-  };
-  // util.go prepareForMount: mkdir -p 0750; "mount only once".
-  auto prepare_for_mount = [&](const std::string& dir) {
-    if (m.PathExists(dir) && m.IsMountPoint(dir)) {
-      skip(dir + " is already a mount point (kubelet does not call the driver)");
-      return false;
-    }
-    m.MakeDirs(dir, 0750);
-    return true;
-  };
-
-  const std::string& v = c.verb;
-  if (v == "init") {
-    RequireArgs(c, 0, 0, "(none)");
-    run_verb(argv.Init());
-  } else if (v == "getvolumename") {
-    RequireArgs(c, 0, 0, "(none)");
-    run_verb(argv.GetVolumeName(json));
-  } else if (v == "attach") {
-    RequireArgs(c, 0, 0, "(none; the node is --node)");
-    run_verb(argv.Attach(json, c.node));
-  } else if (v == "waitforattach") {
-    RequireArgs(c, 0, 1, "[DEVICE]");
-    run_verb(argv.WaitForAttach(Arg(c, 0, ""), json));
-  } else if (v == "isattached") {
-    RequireArgs(c, 0, 0, "(none)");
-    run_verb(argv.IsAttached(json, c.node));
-  } else if (v == "mountdevice") {
-    // attacher.go MountDevice.
-    RequireArgs(c, 0, 2, "[DEVICE [DIR]]");
-    const std::string dir = Arg(c, 1, global);
-    const std::string device = Arg(c, 0, "");
-    if (prepare_for_mount(dir)) {
-      CallResult r = run_verb(argv.MountDevice(dir, device, json));
-      if (r.not_supported() && !device.empty()) {
-        step("kubelet would format and mount " + device + " on " + dir +
-             " itself (attacher-defaults.go MountDevice; not done by flexsim call)");
-      }
-    }
-  } else if (v == "mount") {
-    // mounter.go SetUpAt.
-    RequireArgs(c, 0, 2, "[DIR [LEGACY-DEVICE]]");
-    const std::string dir = Arg(c, 0, pod_dir);
-    if (prepare_for_mount(dir)) {
-      CallResult r = run_verb(argv.Mount(dir, OptionsJson(profile, c.volume, &c.pod), ""));
-      // mounter-defaults.go SetUpAt: bind the device mount path.
-      if (r.not_supported() && get_device_mount_path()) mount(global, dir, MS_BIND);
-      if (!error.empty() && m.PathExists(dir) && !m.IsMountPoint(dir)) remove_dir(dir);
-    }
-  } else if (v == "unmount") {
-    // unmounter.go TearDownAt.
-    RequireArgs(c, 0, 1, "[DIR]");
-    const std::string dir = Arg(c, 0, pod_dir);
-    if (!m.PathExists(dir)) {
-      skip("Unmount skipped because path does not exist: " + dir);
-    } else {
-      CallResult r = run_verb(argv.Unmount(dir));
-      if (r.not_supported() && m.IsMountPoint(dir)) {
-        // unmounter-defaults.go TearDownAt: mount-utils CleanupMountPoint.
-        try {
-          m.Unmount(dir);
-          step("unmounted " + dir);
-        } catch (const std::exception& e) {
-          fail(e.what());
-        }
-      }
-      // The driver may have removed the directory; kubelet tolerates that.
-      if (error.empty() && m.PathExists(dir)) remove_dir(dir);
-    }
-  } else if (v == "unmountdevice") {
-    // detacher.go UnmountDevice.
-    RequireArgs(c, 0, 1, "[DIR]");
-    const std::string dir = Arg(c, 0, global);
-    if (!m.PathExists(dir)) {
-      skip("Unmount skipped because path does not exist: " + dir);
-    } else {
-      if (!m.IsMountPoint(dir)) {
-        skip("Path: " + dir + " already unmounted");
-      } else {
-        CallResult r = run_verb(argv.UnmountDevice(dir));
-        if (r.not_supported()) {
-          // detacher-defaults.go UnmountDevice: util.UnmountPath.
-          try {
-            m.Unmount(dir);
-            step("unmounted " + dir);
-          } catch (const std::exception& e) {
-            fail(e.what());
-          }
-        }
-      }
-      if (error.empty() && m.PathExists(dir)) remove_dir(dir);
-    }
-  } else if (v == "detach") {
-    RequireArgs(c, 0, 1, "[VOLUME-NAME]");
-    run_verb(argv.Detach(Arg(c, 0, c.volume.name), c.node));
-  } else if (v == "expandvolume") {
-    // expander.go ExpandVolumeDevice: getDeviceMountPath before the call.
-    RequireArgs(c, 2, 3, "NEW-BYTES OLD-BYTES [DIR]");
-    Args args = argv.ExpandVolume(json, Arg(c, 2, global), c.args[0], c.args[1]);
-    if (get_device_mount_path()) run_verb(args);
-  } else if (v == "expandfs") {
-    // expander.go NodeExpand: only for a PersistentVolume.
-    RequireArgs(c, 2, 4, "NEW-BYTES OLD-BYTES [DEVICE [DIR]]");
-    Args args = argv.ExpandFs(json, Arg(c, 2, ""), Arg(c, 3, pod_dir), c.args[0], c.args[1]);
-    if (c.volume.inline_volume) {
-      skip("inline volume: kubelet never sends expandfs for it");
-      fail("PersistentVolume not found for spec: " + c.volume.name);
-    } else {
-      run_verb(args);
-    }
-  } else {
-    Args args = {v};  // any other verb verbatim, to see how the driver answers it
-    args.insert(args.end(), c.args.begin(), c.args.end());
-    run_verb(args);
+  CliCaller caller(invoker, c.driver, redactor);
+  StepRecorder recorder(redactor);
+  VolumeOperations ops(profile, caller, &recorder);
+  const Step step = RunVerb(ops, node, c);
+  if (!step.skipped.empty()) {
+    transcript.AddEvent("skipped", {{"verb", c.verb}, {"reason", step.skipped}});
   }
 
   nlohmann::ordered_json out;
@@ -261,21 +197,30 @@ int RunCallCommand(CallCommand c) {
   for (const auto& record : transcript.Calls()) {
     auto j = CallRecordToJson(record);
     if (!c.strict) j["verdict"].erase("warnings");
-    if (record.verb == v && out.is_null()) {
+    if (record.verb == c.verb && out.is_null()) {
       out = std::move(j);
     } else {
       other_calls.push_back(std::move(j));
     }
   }
-  if (out.is_null()) out = {{"skipped", skipped}};
+  if (out.is_null()) out = {{"skipped", step.skipped}};
   out["other_calls"] = std::move(other_calls);
-  out["kubelet_steps"] = std::move(steps);
-  out["error"] = error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(error);
+  out["kubelet_steps"] = std::move(recorder.steps);
+  out["error"] = step.ok() ? nlohmann::ordered_json(nullptr)
+                           : nlohmann::ordered_json(redactor.Apply(step.error));
   if (!redactor.ShortSecretNotes().empty()) out["redaction_notes"] = redactor.ShortSecretNotes();
-  const int rc = harness ? 3 : error.empty() ? 0 : 1;
+  const int rc = recorder.harness_problem ? 3 : step.ok() ? 0 : 1;
   std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   if (!c.transcript.empty()) transcript.WriteTo(c.transcript);
   return rc;
+}
+
+std::string DriverNameFromPath(const std::string& executable) {
+  std::string dir = std::filesystem::path(executable).parent_path().filename().string();
+  for (auto& ch : dir) {
+    if (ch == '~') ch = '/';
+  }
+  return dir;
 }
 
 }  // namespace flexkit::sim

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "simulator/options_builder.h"
-
 namespace flexkit::sim {
 namespace {
 constexpr const char* kControllerComponent = "controller";
@@ -28,14 +26,15 @@ AttachDetachController::AttachDetachController(Node& control_plane, ClusterState
       clock_(clock),
       nodes_(nodes),
       settings_(settings) {
-  prober_ = std::make_unique<Prober>(control_plane_, control_plane_.plugin_dir(),
-                                     kControllerComponent, invoker_, profile_);
+  Restart();
 }
 
 void AttachDetachController::Restart() {
   backoff_.clear();  // kept in memory only
   prober_ = std::make_unique<Prober>(control_plane_, control_plane_.plugin_dir(),
                                      kControllerComponent, invoker_, profile_);
+  caller_ = std::make_unique<ProberCaller>(*prober_);
+  ops_ = std::make_unique<VolumeOperations>(profile_, *caller_);
 }
 
 bool AttachDetachController::BackingOff(const OperationKey& key, const std::string& operation,
@@ -73,24 +72,14 @@ bool AttachDetachController::NodeHealthy(const std::string& node) const {
   return it != nodes_.end() && it->second->running() && !it->second->partitioned();
 }
 
-void AttachDetachController::Detach(const std::pair<std::string, std::string>& key, Attachment& a,
-                                    FlexPlugin& plugin) {
+void AttachDetachController::Detach(const std::pair<std::string, std::string>& key, Attachment& a) {
   const auto& [unique, node] = key;
   // Node status is updated before the detach call (k/k#27837).
   cluster_.node_status[node].volumes_attached.erase(unique);
-  ArgvBuilder argv(profile_);
-  CallResult g =
-      prober_->Call(plugin, argv.GetVolumeName(OptionsJson(profile_, a.spec, nullptr)), Redactor());
-  if (!g.ok() && !g.not_supported()) {
+  Step d = ops_->Detach(control_plane_, Component::kController, a.spec, node);
+  if (!d.ok()) {
     a.uncertain = true;
-    throw std::runtime_error("DetachVolume of " + unique + " from " + node +
-                             " failed: getvolumename: " + g.verdict.error);
-  }
-  CallResult d = prober_->Call(plugin, argv.Detach(a.spec.name, node), Redactor());
-  if (!d.ok() && !d.not_supported()) {
-    a.uncertain = true;
-    throw std::runtime_error("DetachVolume of " + unique + " from " + node +
-                             " failed: " + d.verdict.error);
+    throw std::runtime_error("DetachVolume of " + unique + " from " + node + " failed: " + d.error);
   }
 }
 
@@ -130,11 +119,9 @@ AttachDetachController::DesiredState AttachDetachController::PopulateDesiredStat
         ResolvedVolume r = cluster_.Resolve(pod, v);
         auto plugin = prober_->Find(r.spec.driver);
         if (!plugin || !plugin->capabilities.attach) continue;
-        CallResult g = prober_->Call(
-            *plugin, ArgvBuilder(profile_).GetVolumeName(OptionsJson(profile_, r.spec, nullptr)),
-            Redactor());
-        if (!g.ok() && !g.not_supported()) {
-          record("getvolumename for " + r.spec.name + " failed: " + g.verdict.error);
+        Step name = ops_->GetVolumeName(control_plane_, Component::kController, r.spec);
+        if (!name.ok()) {
+          record("getvolumename for " + r.spec.name + " failed: " + name.error);
           continue;
         }
         std::string unique = profile_.plugin_name_prefix + r.spec.driver + "/" + r.spec.name;
@@ -181,7 +168,7 @@ void AttachDetachController::DetachUnwanted(const DesiredState& desired, Clock::
       continue;
     }
     try {
-      Detach(key, a, *plugin);
+      Detach(key, a);
       backoff_.erase(key);
       it = actual_.erase(it);
     } catch (const std::exception& e) {
@@ -214,22 +201,20 @@ void AttachDetachController::AttachDesired(const DesiredState& desired, Clock::D
       }
     }
     if (BackingOff(key, "attach", now)) continue;
-    CallResult r = prober_->Call(
-        *want.plugin, ArgvBuilder(profile_).Attach(OptionsJson(profile_, want.spec, nullptr), node),
-        Redactor());
+    Step attach = ops_->Attach(control_plane_, Component::kController, want.spec, node);
     Attachment& a = actual_[key];
     a.spec = want.spec;
-    if (!r.ok() && !r.not_supported()) {
+    if (!attach.ok()) {
       a.uncertain = true;  // a later detach may be issued
       const std::string error =
-          "AttachVolume of " + unique + " to " + node + " failed: " + r.verdict.error;
+          "AttachVolume of " + unique + " to " + node + " failed: " + attach.error;
       Failed(key, "attach", now, error);
       record(error);
       continue;
     }
     backoff_.erase(key);
     a.uncertain = false;
-    a.device = r.ok() ? r.verdict.status->device : "";
+    a.device = attach.device;
     cluster_.node_status[node].volumes_attached[unique] = a.device;
   }
 }
@@ -246,16 +231,12 @@ void AttachDetachController::VerifyAttached(const ErrorSink& record) {
       ++it;
       continue;
     }
-    CallResult r = prober_->Call(
-        *plugin, ArgvBuilder(profile_).IsAttached(OptionsJson(profile_, a.spec, nullptr), node),
-        Redactor());
-    if (r.not_supported()) {
-      ++it;
-    } else if (!r.ok()) {
+    Step is = ops_->IsAttached(control_plane_, Component::kController, a.spec, node);
+    if (!is.ok()) {
       aborted_nodes.insert(node);
-      record("VolumesAreAttached on " + node + " failed: " + r.verdict.error);
+      record("VolumesAreAttached on " + node + " failed: " + is.error);
       ++it;
-    } else if (!r.verdict.status->attached) {
+    } else if (!is.attached) {
       cluster_.node_status[node].volumes_attached.erase(unique);
       transcript_.AddEvent("marked detached", {{"volume", unique}, {"node", node}});
       it = actual_.erase(it);

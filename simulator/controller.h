@@ -20,6 +20,7 @@
 #include "simulator/cluster_state.h"
 #include "simulator/prober.h"
 #include "simulator/virtual_clock.h"
+#include "simulator/volume_operations.h"
 
 namespace flexkit::sim {
 
@@ -84,7 +85,7 @@ class AttachDetachController {
               const std::string& error);
 
   bool NodeHealthy(const std::string& node) const;
-  void Detach(const std::pair<std::string, std::string>& key, Attachment& a, FlexPlugin& plugin);
+  void Detach(const std::pair<std::string, std::string>& key, Attachment& a);
 
   Node& control_plane_;
   ClusterState& cluster_;
@@ -95,6 +96,8 @@ class AttachDetachController {
   const std::map<std::string, Node*>& nodes_;  // the cluster's, kept current
   ControllerSettings settings_;
   std::unique_ptr<Prober> prober_;
+  std::unique_ptr<ProberCaller> caller_;
+  std::unique_ptr<VolumeOperations> ops_;
   std::map<std::pair<std::string, std::string>, Attachment> actual_;
   std::map<OperationKey, Backoff> backoff_;  // operations that failed last time
   std::set<OperationKey> waiting_;           // this round's operations held back

@@ -79,7 +79,7 @@ CallResult DriverInvoker::Call(Node& node, const std::string& component,
   record.harness_problem = result.harness_problem;
   record.mounts_added = MountsAdded(*before, *after);
   record.mounts_removed = MountsAdded(*after, *before);
-  transcript_.AddCall(record);
+  result.record = transcript_.AddCall(record);
   return result;
 }
 

@@ -3,6 +3,7 @@
 // inside the node's namespace with its environment, kubelet's waitforattach
 // timer, the harness's deadline, judging, and a transcript record with the
 // mounts the call added or removed.
+#include <optional>
 #include <string>
 
 #include "simulator/argv_builder.h"
@@ -26,6 +27,8 @@ struct CallSettings {
 struct CallResult {
   Verdict verdict;              // unredacted: callers use device, attached, capabilities
   std::string harness_problem;  // non-empty: kubelet would hang, or the output was cut
+  // The call's position among its transcript's calls (0 first).
+  std::optional<std::size_t> record;
   bool ok() const { return harness_problem.empty() && verdict.outcome == Outcome::kSuccess; }
   bool not_supported() const {
     return harness_problem.empty() && verdict.outcome == Outcome::kNotSupported;

@@ -213,6 +213,13 @@ void FakeNodeFilesystem::FormatAndMount(const std::string& device, const std::st
   Mount(device, target, existing->second, read_only ? MS_RDONLY : 0, "");
 }
 
+void FakeNodeFilesystem::ResizeFs(const std::string& device, const std::string& mount_path) {
+  CheckUp("resize " + device + " at", mount_path);
+  operations_.push_back("resize " + device + " " + Normal(mount_path));
+  Injected("resize", device);
+  if (formatted_.count(device) == 0) Fail("resize " + device + ": no filesystem", EINVAL);
+}
+
 void FakeNodeFilesystem::SetVolumeOwnership(const std::string& dir, long gid) {
   CheckUp("chown", dir);
   const std::string s = Storage(dir);

@@ -38,18 +38,19 @@ class FakeNodeFilesystem : public NodeFilesystem {
   std::vector<std::string> ListDir(const std::string& path) override;
   void FormatAndMount(const std::string& device, const std::string& target,
                       const std::string& fs_type, bool read_only) override;
+  void ResizeFs(const std::string& device, const std::string& mount_path) override;
   void SetVolumeOwnership(const std::string& dir, long gid) override;
   long GroupOf(const std::string& path) override;
   void WriteFile(const std::string& path, const std::string& content) override;
   std::string ReadFile(const std::string& path) override;
 
   // The next `times` calls of `operation` ("mount", "unmount", "rmdir",
-  // "mkdir", "format") on `path` fail with errno `code`.
+  // "mkdir", "format", "resize") on `path` fail with errno `code`.
   void InjectError(const std::string& operation, const std::string& path, int code, int times = 1);
   // Devices with a filesystem, and its type (FormatAndMount formats the rest).
   std::map<std::string, std::string>& formatted_devices() { return formatted_; }
   // Every operation, in order, as "mount SRC TARGET", "unmount TARGET",
-  // "rmdir PATH", "mkdir PATH", "format DEVICE TYPE".
+  // "rmdir PATH", "mkdir PATH", "format DEVICE TYPE", "resize DEVICE PATH".
   const std::vector<std::string>& operations() const { return operations_; }
 
   // The holder's namespace came up or went away.

@@ -1,10 +1,7 @@
 #include "simulator/kubelet.h"
 
-#include <sys/mount.h>
-
 #include <stdexcept>
 
-#include "simulator/options_builder.h"
 #include "simulator/plugin_name.h"
 
 namespace flexkit::sim {
@@ -28,6 +25,8 @@ Kubelet::Kubelet(Node& node, ClusterState& cluster, DriverInvoker& invoker,
       transcript_(transcript) {
   prober_ =
       std::make_unique<Prober>(node_, node_.plugin_dir(), kKubeletComponent, invoker_, profile_);
+  caller_ = std::make_unique<ProberCaller>(*prober_);
+  ops_ = std::make_unique<VolumeOperations>(profile_, *caller_);
 }
 
 std::string Kubelet::UniqueName(const VolumeSpec& spec, bool attachable,
@@ -42,14 +41,13 @@ std::string Kubelet::PodVolumeDir(const Pod& pod, const PodVolume& volume) const
   return KubeletPaths(node_.kubelet_root(), r.spec.driver).PodVolumeDir(pod.uid, r.spec.name);
 }
 
-Redactor Kubelet::SecretRedactor(const std::map<std::string, std::string>& secret) const {
+void Kubelet::NoteShortSecrets(const std::map<std::string, std::string>& secret) const {
   Redactor r;
   for (const auto& [k, v] : secret) r.AddSecret(k, v);
   for (const auto& note : r.ShortSecretNotes()) {
     transcript_.AddEvent("secret too short to redact safely",
                          {{"node", node_.name()}, {"note", note}});
   }
-  return r;
 }
 
 std::set<std::string> Kubelet::PodsWithVolume(const std::string& volume_name) const {
@@ -86,6 +84,7 @@ std::vector<std::string> Kubelet::Sync() {
   }
 
   // Tear down pods first, then devices no pod uses any more.
+  CleanOrphans(desired, record);
   for (auto& [name, state] : volumes_) {
     std::set<std::string> pods = state.pods;
     for (const auto& uid : pods) {
@@ -119,20 +118,8 @@ std::vector<std::string> Kubelet::Sync() {
       record(e);
     }
   }
+  UpdateReconstructedFromNodeStatus();
   return errors;
-}
-
-CallResult Kubelet::Call(FlexPlugin& plugin, const Args& args, const Redactor& redactor) {
-  return prober_->Call(plugin, args, redactor);
-}
-
-// GetVolumeName, which Kubernetes runs for the unique name and again in
-// getDeviceMountPath: Not supported is no error.
-void Kubelet::GetVolumeName(FlexPlugin& plugin, const VolumeSpec& spec) {
-  CallResult r =
-      Call(plugin, ArgvBuilder(profile_).GetVolumeName(OptionsJson(profile_, spec, nullptr)));
-  if (!r.ok() && !r.not_supported())
-    throw OperationError("GetVolumeName", spec.name, r.verdict.error);
 }
 
 void Kubelet::SetUp(const Pod& pod, const PodVolume& volume) {
@@ -144,32 +131,48 @@ void Kubelet::SetUp(const Pod& pod, const PodVolume& volume) {
   }
   const bool attachable = plugin->capabilities.attach;
   VolumeState& state = volumes_[spec.name];
-  if (state.pods.count(pod.uid) != 0) return;  // mounted already
-  state.spec = spec;
+  const bool uncertain = state.uncertain_pods.count(pod.uid) != 0;
+  if (state.pods.count(pod.uid) != 0 && !uncertain) return;  // mounted already
+  state.spec = spec;                                         // the pod's own spec, options and all
   state.attachable = attachable;
   state.unique_name = UniqueName(spec, attachable, pod.uid);
-  if (attachable && !state.device_mounted) {
-    GetVolumeName(*plugin, spec);
-    cluster_.node_status[node_.name()].volumes_in_use.insert(state.unique_name);  // before mounting
-    WaitForAttach(*plugin, state, AttachedDevicePath(*plugin, state));
-    MountDevice(*plugin, state);
+  if (attachable) {
+    // The desired-state populator names the volume (GetVolumeName) and
+    // reports it in use before anything is mounted.
+    Step name = ops_->GetVolumeName(node_, Component::kKubelet, spec);
+    if (!name.ok()) throw OperationError("GetVolumeName", spec.name, name.error);
+    cluster_.node_status[node_.name()].volumes_in_use.insert(state.unique_name);
+    // A reconstructed volume is in the actual state already: no attach,
+    // no wait for node status, its device path whatever kubelet holds.
+    if (!state.reconstructed) state.device_path = AttachedDevicePath(state);
   }
-  MountPod(*plugin, state, pod, resolved);
+  const MountExtras extras = PodExtras(pod, resolved);
+  NoteShortSecrets(extras.secret);
+  MountResult m = ops_->MountVolume(node_, spec, extras, attachable, state.device_path,
+                                    state.device_mounted, plugin->capabilities.fs_group);
+  if (attachable && m.wait_for_attach.ok()) state.device = m.device;
+  if (attachable && m.wait_for_attach.ok() && m.mount_device.ok()) state.device_mounted = true;
+  if (const Step* failed = m.failed()) {
+    const char* what = failed == &m.wait_for_attach ? "WaitForAttach"
+                       : failed == &m.mount_device  ? "MountDevice"
+                                                    : "MountVolume.SetUp";
+    throw OperationError(what, spec.name, failed->error);
+  }
+  state.pods.insert(pod.uid);
+  state.uncertain_pods.erase(pod.uid);
 }
 
 // The device path of an attached volume: attach it when kubelet manages
 // attachment, otherwise verify the controller attached it
 // (VerifyControllerAttachedVolume).
-std::string Kubelet::AttachedDevicePath(FlexPlugin& plugin, VolumeState& state) {
+std::string Kubelet::AttachedDevicePath(VolumeState& state) {
   NodeStatus& status = cluster_.node_status[node_.name()];
   const VolumeSpec& spec = state.spec;
   if (!status.controller_managed_attach) {
     if (!state.attached_by_kubelet) {
-      CallResult r = Call(
-          plugin, ArgvBuilder(profile_).Attach(OptionsJson(profile_, spec, nullptr), node_.name()));
-      if (!r.ok() && !r.not_supported())
-        throw OperationError("AttachVolume", spec.name, r.verdict.error);
-      status.volumes_attached[state.unique_name] = r.ok() ? r.verdict.status->device : "";
+      Step a = ops_->Attach(node_, Component::kKubelet, spec, node_.name());
+      if (!a.ok()) throw OperationError("AttachVolume", spec.name, a.error);
+      status.volumes_attached[state.unique_name] = a.device;
       state.attached_by_kubelet = true;
     }
     return status.volumes_attached[state.unique_name];
@@ -183,38 +186,8 @@ std::string Kubelet::AttachedDevicePath(FlexPlugin& plugin, VolumeState& state) 
   return attached->second;
 }
 
-void Kubelet::WaitForAttach(FlexPlugin& plugin, VolumeState& state,
-                            const std::string& device_path) {
-  CallResult w = Call(plugin, ArgvBuilder(profile_).WaitForAttach(
-                                  device_path, OptionsJson(profile_, state.spec, nullptr)));
-  if (!w.ok() && !w.not_supported())
-    throw OperationError("WaitForAttach", state.spec.name, w.verdict.error);
-  state.device = w.ok() ? w.verdict.status->device : device_path;
-}
-
-// MountDevice at the global path, only once; Not supported: kubelet
-// formats and mounts the device itself.
-void Kubelet::MountDevice(FlexPlugin& plugin, VolumeState& state) {
-  const VolumeSpec& spec = state.spec;
-  NodeFilesystem& fs = node_.filesystem();
-  GetVolumeName(plugin, spec);  // GetDeviceMountPath (plugin.go getDeviceMountPath)
-  const std::string global =
-      KubeletPaths(node_.kubelet_root(), spec.driver).DeviceMountPath(spec.name);
-  if (!(fs.PathExists(global) && fs.IsMountPoint(global))) {  // "mount only once"
-    fs.MakeDirs(global, 0750);
-    CallResult md = Call(plugin, ArgvBuilder(profile_).MountDevice(
-                                     global, state.device, OptionsJson(profile_, spec, nullptr)));
-    if (md.not_supported()) {
-      if (!state.device.empty())
-        fs.FormatAndMount(state.device, global, spec.fs_type, spec.read_only);
-    } else if (!md.ok()) {
-      throw OperationError("MountDevice", spec.name, md.verdict.error);
-    }
-  }
-  state.device_mounted = true;
-}
-
-// The pod keys of the mount options, with the secret the volume names.
+// The pod keys of the mount options, with the secret the volume names
+// (or why it cannot be had, which fails SetUp).
 MountExtras Kubelet::PodExtras(const Pod& pod, const ResolvedVolume& resolved) const {
   const VolumeSpec& spec = resolved.spec;
   MountExtras extras;
@@ -230,120 +203,67 @@ MountExtras Kubelet::PodExtras(const Pod& pod, const ResolvedVolume& resolved) c
   auto secret = cluster_.secrets.find(ClusterState::Key(ns, source.secret_name));
   if (secret == cluster_.secrets.end() ||
       (profile_.honours_capabilities && secret->second.type != spec.driver)) {
-    throw OperationError(
-        "MountVolume.SetUp", spec.name,
-        "Cannot get secret of type " + spec.driver + " (" + ns + "/" + source.secret_name + ")");
+    extras.secret_error =
+        "Cannot get secret of type " + spec.driver + " (" + ns + "/" + source.secret_name + ")";
+    return extras;
   }
   extras.secret = secret->second.data;
   return extras;
 }
 
-// SetUp: prepare the pod dir (skip if already a mount point), mount, or
-// bind the global path when the driver does not support mount.
-void Kubelet::MountPod(FlexPlugin& plugin, VolumeState& state, const Pod& pod,
-                       const ResolvedVolume& resolved) {
-  const VolumeSpec& spec = resolved.spec;
-  const MountExtras extras = PodExtras(pod, resolved);
-  const Redactor redactor = SecretRedactor(extras.secret);
-  KubeletPaths paths(node_.kubelet_root(), spec.driver);
-  NodeFilesystem& fs = node_.filesystem();
-  const std::string dir = paths.PodVolumeDir(pod.uid, spec.name);
-  if (fs.PathExists(dir) && fs.IsMountPoint(dir)) {
-    state.pods.insert(pod.uid);
-    return;
-  }
-  fs.MakeDirs(dir, 0750);
-  CallResult r = Call(
-      plugin, ArgvBuilder(profile_).Mount(dir, OptionsJson(profile_, spec, &extras), state.device),
-      redactor);
-  try {
-    if (r.not_supported()) {
-      // mounter-defaults.go SetUpAt: the bind source comes from
-      // getDeviceMountPath, which runs getvolumename (options without pod
-      // keys) first; its failure fails the mount.
-      GetVolumeName(plugin, spec);
-      // Bind the global path, then remount read-only if asked.
-      const std::string global = paths.DeviceMountPath(spec.name);
-      fs.Mount(global, dir, "", MS_BIND, "");
-      if (spec.read_only) fs.Mount(global, dir, "", MS_BIND | MS_REMOUNT | MS_RDONLY, "");
-    } else if (!r.ok()) {
-      throw OperationError("MountVolume.SetUp", spec.name, redactor.Apply(r.verdict.error));
-    }
-  } catch (...) {
-    if (fs.PathExists(dir) && !fs.IsMountPoint(dir)) {
-      try {
-        fs.RemoveDir(dir);  // k/k#49539: no directory left behind
-      } catch (const std::exception&) {
-      }
-    }
-    throw;
-  }
-  if (!spec.read_only && plugin.capabilities.fs_group && pod.fs_group) {
-    fs.SetVolumeOwnership(dir, static_cast<long>(*pod.fs_group));
-  }
-  state.pods.insert(pod.uid);
-}
-
 void Kubelet::TearDownPod(VolumeState& state, const std::string& pod_uid) {
-  NodeFilesystem& m = node_.filesystem();
-  KubeletPaths paths(node_.kubelet_root(), state.spec.driver);
-  const std::string dir = paths.PodVolumeDir(pod_uid, state.spec.name);
-  if (!m.PathExists(dir)) {  // "Unmount skipped because path does not exist"
-    state.pods.erase(pod_uid);
-    return;
-  }
-  auto plugin = prober_->Find(state.spec.driver);
-  if (!plugin) throw OperationError("UnmountVolume", state.spec.name, "no volume plugin matched");
-  CallResult r = prober_->Call(*plugin, ArgvBuilder(profile_).Unmount(dir), Redactor());
-  if (r.not_supported()) {
-    if (m.IsMountPoint(dir)) m.Unmount(dir);
-  } else if (!r.ok()) {
-    throw OperationError("UnmountVolume.TearDown", state.spec.name, r.verdict.error);
-  }
-  if (m.PathExists(dir)) m.RemoveDir(dir);
+  if (!prober_->Find(state.spec.driver))
+    throw OperationError("UnmountVolume", state.spec.name, "no volume plugin matched");
+  Step t = ops_->TearDown(node_, state.spec, pod_uid);
+  if (!t.ok()) throw OperationError("UnmountVolume.TearDown", state.spec.name, t.error);
   state.pods.erase(pod_uid);
+  state.uncertain_pods.erase(pod_uid);
 }
 
 void Kubelet::TearDownDevice(VolumeState& state) {
   if (!state.attachable) return;
-  NodeFilesystem& m = node_.filesystem();
-  auto plugin = prober_->Find(state.spec.driver);
-  if (!plugin) throw OperationError("UnmountDevice", state.spec.name, "no volume plugin matched");
-  ArgvBuilder argv(profile_);
-  const std::string json = OptionsJson(profile_, state.spec, nullptr);
-  // operation_generator GenerateUnmountDeviceFunc: GetDeviceMountPath first.
-  CallResult g = prober_->Call(*plugin, argv.GetVolumeName(json), Redactor());
-  if (!g.ok() && !g.not_supported())
-    throw OperationError("GetVolumeName", state.spec.name, g.verdict.error);
-  const std::string global =
-      KubeletPaths(node_.kubelet_root(), state.spec.driver).DeviceMountPath(state.spec.name);
-  // detacher.go UnmountDevice: skipped when missing or not a mount point
-  // ("already unmounted"), then the path is removed.
-  if (m.PathExists(global) && m.IsMountPoint(global)) {
-    CallResult r = prober_->Call(*plugin, argv.UnmountDevice(global), Redactor());
-    if (r.not_supported()) {
-      m.Unmount(global);
-    } else if (!r.ok()) {
-      throw OperationError("UnmountDevice", state.spec.name, r.verdict.error);
-    }
+  if (!prober_->Find(state.spec.driver))
+    throw OperationError("UnmountDevice", state.spec.name, "no volume plugin matched");
+  Step u = ops_->UnmountDevice(node_, state.spec);
+  if (!u.ok()) {
+    throw OperationError(u.failed_verb == "getvolumename" ? "GetVolumeName" : "UnmountDevice",
+                         state.spec.name, u.error);
   }
-  if (m.PathExists(global)) m.RemoveDir(global);
   state.device_mounted = false;
   NodeStatus& status = cluster_.node_status[node_.name()];
-  if (!status.controller_managed_attach) {
+  // A reconstructed volume's attachability is False once node status is
+  // read (it lists none of kubelet's own attachments): never detached here.
+  if (!status.controller_managed_attach && state.reconstructed) {
+    left_attached_.insert(state.spec.name);
+    transcript_.AddEvent("left attached",
+                         {{"node", node_.name()},
+                          {"volume", state.spec.name},
+                          {"why",
+                           "kubelet never detaches a volume it reconstructed when it manages "
+                           "attach (reconstruct.go updateReconstructedFromNodeStatus)"}});
+  }
+  if (!status.controller_managed_attach && !state.reconstructed) {
     // kubelet-managed: detach right away, no volumesInUse check.
-    CallResult d = prober_->Call(*plugin, argv.Detach(state.spec.name, node_.name()), Redactor());
-    if (!d.ok() && !d.not_supported())
-      throw OperationError("DetachVolume", state.spec.name, d.verdict.error);
+    Step d = ops_->Detach(node_, Component::kKubelet, state.spec, node_.name());
+    if (!d.ok()) throw OperationError("DetachVolume", state.spec.name, d.error);
     status.volumes_attached.erase(state.unique_name);
   }
+}
+
+std::set<std::string> Kubelet::TakeVolumesLeftAttached() {
+  std::set<std::string> taken;
+  taken.swap(left_attached_);
+  return taken;
 }
 
 void Kubelet::Restart() {
   transcript_.AddEvent("kubelet restart", {{"node", node_.name()}});
   prober_ =
       std::make_unique<Prober>(node_, node_.plugin_dir(), kKubeletComponent, invoker_, profile_);
+  caller_ = std::make_unique<ProberCaller>(*prober_);
+  ops_ = std::make_unique<VolumeOperations>(profile_, *caller_);
   volumes_.clear();
+  failed_reconstruction_.clear();
   Reconstruct();
 }
 
@@ -351,45 +271,66 @@ void Kubelet::Reconstruct() {
   // A crashed node has nothing to read: RestartNode reconstructs once its
   // new namespace runs.
   if (!node_.running()) return;
-  NodeFilesystem& fs = node_.filesystem();
-  const std::string pods_dir = node_.kubelet_root() + "/pods";
-  std::set<std::string> desired;  // uids of the pods bound here
-  for (const Pod* pod : cluster_.PodsOn(node_.name())) desired.insert(pod->uid);
-  for (const auto& uid : fs.ListDir(pods_dir)) {
-    const std::string volumes_dir = pods_dir + "/" + uid + "/volumes";
-    for (const auto& escaped : fs.ListDir(volumes_dir)) {
-      const std::string plugin_dir = volumes_dir + "/" + escaped;
-      const std::string driver = UnescapeDriverName(escaped);
-      auto plugin = prober_->Find(driver);
-      // Plugins named with the "flexvolume-" prefix do not match the folder
-      // name: reconstruction fails and the volume is orphaned (§12.6).
-      if (!plugin || !profile_.plugin_name_prefix.empty()) {
-        transcript_.AddEvent(
-            "reconstruction failed",
-            {{"node", node_.name()},
-             {"dir", plugin_dir},
-             {"error", "no volume plugin matched " + profile_.plugin_name_prefix + driver}});
-        continue;
-      }
-      for (const auto& volume_name : fs.ListDir(plugin_dir)) {
-        VolumeSpec spec;
-        spec.name = volume_name;
-        spec.driver = driver;
-        // A pod still bound here whose mount vanished (the node restarted)
-        // is set up again by the reconciler, not taken as mounted.
-        if (desired.count(uid) != 0 && !fs.IsMountPoint(plugin_dir + "/" + volume_name)) continue;
-        VolumeState& state = volumes_[spec.name];
-        state.spec = spec;
-        state.attachable = plugin->capabilities.attach;
-        state.unique_name = UniqueName(spec, state.attachable, uid);
-        state.pods.insert(uid);
-        const std::string global =
-            KubeletPaths(node_.kubelet_root(), driver).DeviceMountPath(spec.name);
-        state.device_mounted = state.attachable && fs.PathExists(global) && fs.IsMountPoint(global);
-        transcript_.AddEvent("reconstructed",
-                             {{"node", node_.name()}, {"pod", uid}, {"volume", spec.name}});
-      }
+  node_status_read_ = false;
+  for (const OnDiskVolume& v : ops_->VolumesOnDisk(node_)) {
+    auto plugin = prober_->Find(v.driver);
+    // Plugins named with the "flexvolume-" prefix do not match the folder
+    // name: reconstruction fails and the volume is orphaned (§12.6).
+    if (!plugin || !profile_.plugin_name_prefix.empty()) {
+      transcript_.AddEvent(
+          "reconstruction failed",
+          {{"node", node_.name()},
+           {"dir", v.pod_dir},
+           {"error", "no volume plugin matched " + profile_.plugin_name_prefix + v.driver}});
+      continue;
     }
+    const bool attachable = plugin->capabilities.attach;
+    Step rec = ops_->ReconstructVolume(node_, v, attachable);
+    if (!rec.ok()) {
+      transcript_.AddEvent("reconstruction failed",
+                           {{"node", node_.name()}, {"dir", v.pod_dir}, {"error", rec.error}});
+      failed_reconstruction_.push_back(v);
+      continue;
+    }
+    VolumeState& state = volumes_[v.volume_name];
+    state.spec = VolumeOperations::ReconstructedSpec(v);
+    state.attachable = attachable;
+    state.reconstructed = true;
+    state.unique_name = UniqueName(state.spec, attachable, v.pod_uid);
+    state.pods.insert(v.pod_uid);
+    state.uncertain_pods.insert(v.pod_uid);
+    transcript_.AddEvent("reconstructed",
+                         {{"node", node_.name()}, {"pod", v.pod_uid}, {"volume", v.volume_name}});
+  }
+}
+
+void Kubelet::CleanOrphans(const std::map<std::string, std::set<std::string>>& desired,
+                           const std::function<void(const std::exception&)>& record) {
+  for (auto it = failed_reconstruction_.begin(); it != failed_reconstruction_.end();) {
+    auto wanted = desired.find(it->volume_name);
+    if (wanted != desired.end() && wanted->second.count(it->pod_uid) != 0) {
+      ++it;  // the pod is still here: its MountVolume runs as for a new pod
+      continue;
+    }
+    const auto t = ops_->TearDownOrphan(node_, *it, false, false);
+    if (!t.ok()) {
+      record(OperationError("UnmountVolume.TearDown", it->volume_name, t.tear_down.error));
+      ++it;
+      continue;
+    }
+    it = failed_reconstruction_.erase(it);
+  }
+}
+
+void Kubelet::UpdateReconstructedFromNodeStatus() {
+  if (node_status_read_) return;
+  node_status_read_ = true;
+  const NodeStatus& status = cluster_.node_status[node_.name()];
+  if (!status.controller_managed_attach) return;  // kubelet's attachments are not listed
+  for (auto& [name, state] : volumes_) {
+    if (!state.reconstructed) continue;
+    auto listed = status.volumes_attached.find(state.unique_name);
+    if (listed != status.volumes_attached.end()) state.device_path = listed->second;
   }
 }
 

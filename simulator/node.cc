@@ -20,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -268,23 +269,36 @@ void NamespaceFilesystem::RemoveDir(const std::string& path) {
   }
 }
 
+namespace {
+
+// The filesystem type blkid finds on `device` ("" for none); nullopt when
+// the device cannot be probed.
+std::optional<std::string> FilesystemOn(const std::string& device) {
+  blkid_probe probe = blkid_new_probe_from_filename(device.c_str());
+  if (probe == nullptr) return std::nullopt;
+  std::string type;
+  blkid_probe_enable_superblocks(probe, 1);
+  const char* value = nullptr;
+  if (blkid_do_safeprobe(probe) == 0 &&
+      blkid_probe_lookup_value(probe, "TYPE", &value, nullptr) == 0) {
+    type = value;
+  }
+  blkid_free_probe(probe);
+  return type;
+}
+
+}  // namespace
+
 void NamespaceFilesystem::FormatAndMount(const std::string& device, const std::string& target,
                                          const std::string& fs_type, bool read_only) {
   const std::string type = fs_type.empty() ? "ext4" : fs_type;
-  std::string existing;
-  if (blkid_probe probe = blkid_new_probe_from_filename(device.c_str())) {
-    blkid_probe_enable_superblocks(probe, 1);
-    const char* value = nullptr;
-    if (blkid_do_safeprobe(probe) == 0 &&
-        blkid_probe_lookup_value(probe, "TYPE", &value, nullptr) == 0) {
-      existing = value;
-    }
-    blkid_free_probe(probe);
-  } else {
+  const auto probed = FilesystemOn(device);
+  if (!probed) {
     throw FilesystemError("format and mount " + device + " on " + target + " (node " + node_name_ +
                               "): cannot probe the device",
                           EIO);
   }
+  const std::string existing = *probed;
   if (existing.empty()) {
     const std::string mkfs = "/sbin/mkfs." + type;
     const int rc = LaunchAndWait(
@@ -298,6 +312,31 @@ void NamespaceFilesystem::FormatAndMount(const std::string& device, const std::s
     }
   }
   Mount(device, target, existing.empty() ? type : existing, read_only ? MS_RDONLY : 0, "");
+}
+
+void NamespaceFilesystem::ResizeFs(const std::string& device, const std::string& mount_path) {
+  const std::string what = "resize " + (device.empty() ? std::string("\"\"") : device) + " at " +
+                           mount_path + " (node " + node_name_ + ")";
+  const auto type = device.empty() ? std::nullopt : FilesystemOn(device);
+  if (!type) throw FilesystemError(what + ": cannot probe the device", EIO);
+  LaunchSpec launch{.namespace_fd = holder_.namespace_fd()};
+  if (type->rfind("ext", 0) == 0) {
+    launch.executable = "/sbin/resize2fs";
+    launch.args = {device};
+  } else if (*type == "xfs") {
+    launch.executable = "/usr/sbin/xfs_growfs";
+    launch.args = {"-d", mount_path};
+  } else {
+    throw FilesystemError(what + ": kubelet's resize does not know filesystem '" + *type + "'",
+                          EINVAL);
+  }
+  const int rc = LaunchAndWait(launch);
+  if (rc != 0) {
+    throw FilesystemError(
+        what + ": " + launch.executable +
+            (rc < 0 ? " killed by signal " + std::to_string(-rc) : " exited " + std::to_string(rc)),
+        EIO);
+  }
 }
 
 void NamespaceFilesystem::SetVolumeOwnership(const std::string& dir, long gid) {

@@ -140,6 +140,7 @@ class NamespaceFilesystem : public NodeFilesystem {
   std::vector<std::string> ListDir(const std::string& path) override;
   void FormatAndMount(const std::string& device, const std::string& target,
                       const std::string& fs_type, bool read_only) override;
+  void ResizeFs(const std::string& device, const std::string& mount_path) override;
   void SetVolumeOwnership(const std::string& dir, long gid) override;
   long GroupOf(const std::string& path) override;
   void WriteFile(const std::string& path, const std::string& content) override;

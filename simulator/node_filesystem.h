@@ -46,6 +46,11 @@ class NodeFilesystem {
   // no filesystem, then mount, read-only if asked.
   virtual void FormatAndMount(const std::string& device, const std::string& target,
                               const std::string& fs_type, bool read_only) = 0;
+  // resizefs.ResizeFs (kubelet's generic resize after expandfs answers Not
+  // supported): grows the filesystem on `device` (its type as blkid
+  // reads it) to the device's size: resize2fs on the device for ext*,
+  // xfs_growfs on `mount_path` for xfs; any other type is an error.
+  virtual void ResizeFs(const std::string& device, const std::string& mount_path) = 0;
   // volume.SetVolumeOwnership: group `gid` on every entry, group rw, setgid dirs.
   virtual void SetVolumeOwnership(const std::string& dir, long gid) = 0;
   virtual long GroupOf(const std::string& path) = 0;  // the owning group id

@@ -192,4 +192,15 @@ CallResult Prober::Call(FlexPlugin& plugin, const Args& args, const Redactor& re
   return result;
 }
 
+CallResult ProberCaller::Call(const DriverCall& call) {
+  auto plugin = prober_.Find(call.driver);
+  if (!plugin) {
+    CallResult none;
+    none.verdict.outcome = Outcome::kFailure;
+    none.verdict.error = "no volume plugin matched " + call.driver;
+    return none;
+  }
+  return prober_.Call(*plugin, call.args, call.redactor);
+}
+
 }  // namespace flexkit::sim

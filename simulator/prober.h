@@ -14,6 +14,7 @@
 #include "simulator/driver_invoker.h"
 #include "simulator/driver_status.h"
 #include "simulator/version_profile.h"
+#include "simulator/volume_operations.h"
 
 namespace flexkit::sim {
 
@@ -62,6 +63,19 @@ class Prober {
   // dir name -> true: add or update, false: remove (Go's eventsMap).
   std::map<std::string, bool> pending_;
   std::map<std::string, std::shared_ptr<FlexPlugin>> plugins_;  // by driver name
+};
+
+// The driver calls of one component (kubelet's or the controller's)
+// through its prober: each call's driver looked up by name (probing first,
+// as every plugin lookup does) and run honouring the plugin's Not-supported
+// cache. A driver with no plugin answers as kubelet's lookup fails.
+class ProberCaller : public DriverCaller {
+ public:
+  explicit ProberCaller(Prober& prober) : prober_(prober) {}
+  CallResult Call(const DriverCall& call) override;
+
+ private:
+  Prober& prober_;
 };
 
 }  // namespace flexkit::sim

@@ -54,13 +54,14 @@ nlohmann::ordered_json CallRecordToJson(const CallRecord& r) {
   return j;
 }
 
-void Transcript::AddCall(const CallRecord& record) {
+std::size_t Transcript::AddCall(const CallRecord& record) {
   std::lock_guard lock(mutex_);
   calls_.push_back(record);
   if (observer_) observer_(record);
   auto j = CallRecordToJson(record);
   j["type"] = "call";
   entries_.push_back(std::move(j));
+  return calls_.size() - 1;
 }
 
 void Transcript::Clear() {

@@ -33,7 +33,8 @@ nlohmann::ordered_json CallRecordToJson(const CallRecord& record);
 
 class Transcript {
  public:
-  void AddCall(const CallRecord& record);
+  // Returns the record's position among the calls (0 first).
+  std::size_t AddCall(const CallRecord& record);
   void AddEvent(const std::string& what, nlohmann::ordered_json details = {});
   nlohmann::ordered_json ToJson() const;
   void WriteTo(const std::string& path) const;  // throws naming the path

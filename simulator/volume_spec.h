@@ -26,6 +26,9 @@ struct MountExtras {
   std::string service_account = "default";
   std::optional<std::int64_t> fs_group;
   std::map<std::string, std::string> secret;  // raw bytes per key; sent base64
+  // Why the volume's secret could not be read: SetUp fails with it after
+  // preparing the pod dir (mounter.go SetUpAt, addSecretsToOptions).
+  std::string secret_error;
 };
 
 }  // namespace flexkit::sim

@@ -122,16 +122,18 @@ TEST(CaseContextControlPlane, ACallSeesItsHostnameAndOnlyAMissingCommandBlamesTh
   const sim::VolumeSpec spec = c.Volume("v");
   auto& n = c.node(0);
 
-  const auto asked = c.CallInControlPlane(n, c.argv().IsAttached(c.Json(spec), n.name()), false);
+  sim::VolumeOperations& controller = c.control_plane();
+  const auto by = sim::Component::kController;
+  const auto asked = controller.CallIsAttached(n, by, spec, n.name());
   ASSERT_TRUE(asked.verdict.status.has_value()) << asked.verdict.error;
   EXPECT_EQ(asked.verdict.status->message, sim::kControlPlaneName);
   EXPECT_TRUE(Rules(c).empty());
 
-  c.CallInControlPlane(n, c.argv().Attach(c.Json(spec), n.name()), false);
+  controller.CallAttach(n, by, spec, n.name());
   ASSERT_EQ(Rules(c).size(), 1u);
   EXPECT_EQ(Rules(c)[0].rfind("F2 (cluster-facts §2", 0), 0u) << Rules(c)[0];
 
-  c.CallInControlPlane(n, c.argv().Detach("v", n.name()), false);
+  controller.CallDetach(n, by, spec, n.name());
   ASSERT_EQ(Rules(c).size(), 2u);
   EXPECT_EQ(Rules(c)[1].rfind("F1/F2/F3 (protocol §3", 0), 0u) << Rules(c)[1];
 }

@@ -101,7 +101,8 @@ TEST_F(RunnerStallTest, ACaseThatKeepsCallingTheDriverRunsPastTheLimit) {
   const Case calls{"test/calls", {"root"}, {}, Applies, [](CaseContext& c) {
                      for (int i = 0; i < 5; ++i) {
                        if (i > 0) std::this_thread::sleep_for(milliseconds(700));
-                       c.Call(c.node(), {"init"});
+                       c.ops().CallInit(c.node(), sim::Component::kKubelet,
+                                        c.profile().driver_name);
                      }
                    }};
   const auto summary = Run({&calls});

@@ -53,7 +53,10 @@ class SimulatorCluster : public ::testing::Test {
     if (verb == "init" || verb == "detach") return ok();
     if (verb == "attach") return ok(R"(,"device":"/dev/fake0")");
     if (verb == "isattached") return ok(R"(,"attached":true)");
-    if (verb == "waitforattach") return ok(R"(,"device":")" + spec.args.at(1) + "\"");
+    // Given "" (after a kubelet restart), it looks the device up.
+    if (verb == "waitforattach")
+      return ok(R"(,"device":")" + (spec.args.at(1).empty() ? "/dev/fake0" : spec.args.at(1)) +
+                "\"");
     if (verb == "mountdevice") {
       Fs(spec.env_overrides.at("NODE")).Mount(spec.args.at(2), spec.args.at(1), "ext4", 0, "");
       return ok();

@@ -160,11 +160,10 @@ TEST_F(SimulatorFlexsimCall, FailureWithExit0IsAFailure) {
 }
 
 TEST_F(SimulatorFlexsimCall, FailureWithExit1IsAFailure) {
-  Call c = RunCall("test~failure-exit1", {"detach"});
+  Call c = RunCall("test~failure-exit1", {"init"});
   EXPECT_EQ(c.verdict()["outcome"], "failure");
   EXPECT_EQ(c.record["exit_code"], 1);
-  EXPECT_EQ(c.record["argv"],
-            nlohmann::json({TestDriver("test~failure-exit1"), "detach", "vol1", "node-1"}));
+  EXPECT_EQ(c.record["argv"], nlohmann::json({TestDriver("test~failure-exit1"), "init"}));
 }
 
 TEST_F(SimulatorFlexsimCall, NotSupportedWithExit1IsNotSupported) {
@@ -185,7 +184,7 @@ TEST_F(SimulatorFlexsimCall, NoOutputIsUnexpectedEnd) {
 }
 
 TEST_F(SimulatorFlexsimCall, KilledBySignalAfterSuccess) {
-  Call c = RunCall("test~killed", {"detach"});
+  Call c = RunCall("test~killed", {"init"});
   EXPECT_EQ(c.record["signal"], 9);
   EXPECT_EQ(c.verdict()["error"], "signal: killed");
 }

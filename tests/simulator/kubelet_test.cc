@@ -42,8 +42,10 @@ class SimulatorKubeletRules : public ::testing::Test {
                      "}");
     };
     replies_["attach"] = [](const ProcessSpec&) { return Success(R"(,"device":"/dev/fake0")"); };
+    // Given "" (after a kubelet restart), it looks the device up.
     replies_["waitforattach"] = [](const ProcessSpec& s) {
-      return Success(R"(,"device":")" + s.args.at(1) + "\"");
+      return Success(R"(,"device":")" + (s.args.at(1).empty() ? "/dev/fake0" : s.args.at(1)) +
+                     "\"");
     };
     replies_["mountdevice"] = [this](const ProcessSpec& s) {
       fs().Mount(s.args.at(2), s.args.at(1), "ext4", 0, "");
@@ -93,6 +95,14 @@ class SimulatorKubeletRules : public ::testing::Test {
   }
   std::string Global() const {
     return KubeletPaths(node_->kubelet_root(), "k8s/fake").DeviceMountPath("data");
+  }
+  // The arguments of the last execution of `verb`.
+  std::vector<std::string> LastArgs(const std::string& verb) const {
+    std::vector<std::string> last;
+    for (const auto& s : runner_.specs()) {
+      if (s.args.at(0) == verb) last = s.args;
+    }
+    return last;
   }
   // Driver executions of `verb` (not answers from the Not-supported cache).
   int Runs(const std::string& verb) const {
@@ -241,7 +251,11 @@ TEST_F(SimulatorKubeletRules, BindFallbackFailsWhenGetVolumeNameFails) {
   AddPod("p");
   auto errors = kubelet().Sync();
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].rfind("GetVolumeName of volume data failed:", 0), 0u) << errors[0];
+  EXPECT_EQ(errors[0].rfind("MountVolume.SetUp of volume data failed: GetVolumeName failed from "
+                            "getDeviceMountPath:",
+                            0),
+            0u)
+      << errors[0];
   EXPECT_NE(errors[0].find("no name"), std::string::npos) << errors[0];
   EXPECT_FALSE(fs().PathExists(PodDir("p")));
   EXPECT_TRUE(kubelet().DeviceMounted("data"));
@@ -357,15 +371,56 @@ TEST_F(SimulatorKubeletRules, ControllerManagedVolumeWaitsForTheControllersAttac
 
 // --- reconstruction after restart -----------------------------------------
 
-TEST_F(SimulatorKubeletRules, KubeletRestartReconstructsMountedVolumes) {
+// reconstruct.go: a volume found on disk comes back mounted "uncertain"
+// with device path "": MountVolume runs again (waitforattach "",
+// getvolumename), and mountdevice and mount are skipped where the mounts
+// are still there.
+TEST_F(SimulatorKubeletRules, KubeletRestartMountsTheReconstructedVolumeAgainWithNoDevicePath) {
   AddPod("p");
   ASSERT_TRUE(kubelet().Sync().empty());
   kubelet().Restart();
   EXPECT_EQ(kubelet().PodsWithVolume("data"), std::set<std::string>{"uid-p"});
-  EXPECT_TRUE(kubelet().DeviceMounted("data"));
+  EXPECT_FALSE(kubelet().DeviceMounted("data"));  // uncertain until MountVolume
   EXPECT_TRUE(kubelet().Sync().empty());
-  EXPECT_EQ(Runs("mount"), 1);  // not mounted again
+  EXPECT_TRUE(kubelet().DeviceMounted("data"));
+  EXPECT_EQ(Runs("waitforattach"), 2);
+  EXPECT_EQ(LastArgs("waitforattach").at(1), "");
+  EXPECT_EQ(Runs("attach"), 1);  // a reconstructed volume is attached already
+  EXPECT_EQ(Runs("mount"), 1);   // not mounted again
   EXPECT_EQ(Runs("mountdevice"), 1);
+}
+
+// With the controller, node status gives a reconstructed volume its device
+// after the first pass: a waitforattach that failed on "" is retried with it.
+TEST_F(SimulatorKubeletRules, ControllerManagedRestartRetriesWaitForAttachWithNodeStatusDevice) {
+  state_.node_status["node-1"].controller_managed_attach = true;
+  state_.node_status["node-1"].volumes_attached["k8s/fake/data"] = "/dev/fake0";
+  AddPod("p");
+  ASSERT_TRUE(kubelet().Sync().empty());
+  replies_["waitforattach"] = [](const ProcessSpec& s) {
+    if (s.args.at(1).empty()) return Failure("no device given");
+    return Success(R"(,"device":")" + s.args.at(1) + "\"");
+  };
+  kubelet().Restart();
+  EXPECT_EQ(kubelet().Sync().size(), 1u);
+  EXPECT_TRUE(kubelet().Sync().empty());
+  EXPECT_EQ(LastArgs("waitforattach").at(1), "/dev/fake0");
+}
+
+// With kubelet-managed attach nothing lists the device: the path stays ""
+// and kubelet never attaches the reconstructed volume again.
+TEST_F(SimulatorKubeletRules, KubeletManagedRestartKeepsAnEmptyDevicePath) {
+  AddPod("p");
+  ASSERT_TRUE(kubelet().Sync().empty());
+  replies_["waitforattach"] = [](const ProcessSpec& s) {
+    if (s.args.at(1).empty()) return Failure("no device given");
+    return Success(R"(,"device":")" + s.args.at(1) + "\"");
+  };
+  kubelet().Restart();
+  EXPECT_EQ(kubelet().Sync().size(), 1u);
+  EXPECT_EQ(kubelet().Sync().size(), 1u);
+  EXPECT_EQ(LastArgs("waitforattach").at(1), "");
+  EXPECT_EQ(Runs("attach"), 1);
 }
 
 TEST_F(SimulatorKubeletRules, PodDeletedWhileKubeletWasDownIsTornDownAfterReconstruction) {
@@ -389,7 +444,7 @@ TEST_F(SimulatorKubeletRules, NodeRestartMountsTheBoundPodAgain) {
   EXPECT_TRUE(fs().Mounts().empty());
   EXPECT_TRUE(fs().PathExists(PodDir("p")));
   kubelet().Restart();
-  EXPECT_TRUE(kubelet().PodsWithVolume("data").empty());  // its mount vanished
+  EXPECT_FALSE(kubelet().DeviceMounted("data"));  // reconstructed: mounted "uncertain"
   EXPECT_TRUE(kubelet().Sync().empty());
   EXPECT_EQ(Runs("mount"), 2);
   EXPECT_EQ(Runs("mountdevice"), 2);
