@@ -226,6 +226,7 @@ std::vector<Case> Catalog(const CatalogOptions& options) {
   AddFaultCases(cases);
   AddFailurePathCases(cases);
   AddFailoverCases(cases);
+  AddRestartCases(cases);
   AddSequenceCases(cases, options.sequence);
   for (auto& c : cases) {
     if (LiveNodeCases().count(c.name)) c.tags.push_back(kLiveNodeTag);
