@@ -23,7 +23,8 @@ struct FixtureSpec {
   std::string teardown;         // kind "command": sh -c, after each case
   std::string convoy_fake;      // kind "convoy-fake": the binary; empty = next to flexconform
   std::string mode = "attach";  // convoy-flexvolume's mode: "attach" or "mount"
-  // kind "convoy-fake": the Convoy its daemons play (--api stock | extended)
+  // kind "convoy-fake": the Convoy its daemons play (--api stock | extended;
+  // profile key fixture.api)
   std::string api = "extended";
   // kind "command": per-node hooks (sh -c, "{{node}}", "{{nodes}}" and
   // "{{case_dir}}" substituted), by name: nodeStart, nodeStop (in the node's
