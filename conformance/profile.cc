@@ -113,7 +113,7 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
              "volumeOptions", "fsTypes",    "invalidOptions",   "freeTextOptions",  "secrets",
              "nodes",         "nodeEnv",    "privileges",       "timeouts",         "skip",
              "install",       "fixture",    "controlPlanePath", "storage",          "liveNode",
-             "podVolume"});
+             "podVolume",     "accessMode"});
   DriverProfile p;
   if (!root["driver"] && !root["liveNode"])
     throw ProfileError(origin, root, "'driver' (the executable) is required");
@@ -252,6 +252,15 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
       throw ProfileError(origin, root["fixture"],
                          "liveNode: the driver uses the node's real backend, not the convoy-fake "
                          "fixture (none, or a command fixture)");
+  }
+  if (auto n = root["accessMode"]) {
+    const std::string mode = As<std::string>(origin, n, "accessMode");
+    if (mode != "ReadWriteOnce" && mode != "ReadWriteMany")
+      throw ProfileError(origin, n,
+                         "accessMode must be ReadWriteOnce (one node at a time) or ReadWriteMany "
+                         "(several nodes may mount a volume at once), not '" +
+                             mode + "'");
+    p.read_write_many = mode == "ReadWriteMany";
   }
   if (auto n = root["storage"]) {
     p.storage = As<std::string>(origin, n, "storage");

@@ -76,6 +76,12 @@ struct DriverProfile {
   // its node), "ephemeral" (fresh on every mount); empty: not said, so the
   // cross-node data check SKIPs.
   std::string storage;
+  // accessMode: ReadWriteMany says the backend is storage several nodes
+  // may attach and mount at once (NFS, a shared directory): [failover] then
+  // lets a volume be attached to several nodes that may have it, and still
+  // checks its data and that a node's teardown touches no other node's.
+  // Default (ReadWriteOnce): one node at a time (F14).
+  bool read_write_many = false;
   // podVolume: directory: mount fills the pod dir itself and mounts
   // nothing there, as kubelet's own gitRepo volume does (kubelet never
   // looks for a mount after mount's Success). The pod dir being there is

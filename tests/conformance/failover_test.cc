@@ -31,37 +31,65 @@ TEST(Failover, BundledConvoyPassesEveryFailoverCaseOnTheFake) {
 
 // VFS: a volume is a directory on a path every node's daemon shares (as
 // NFS), which several nodes may mount at once. The bundled VFS profiles
-// (two nodes, stock and extended convoy-fake) pass every case that applies
-// across the whole catalog, and skip, naming why, only the cases that judge
-// a volume by the single-attach rule (and the metrics case, below).
-class BundledVfsProfile : public ::testing::TestWithParam<std::string> {};
+// (two nodes, stock and extended convoy-fake, accessMode ReadWriteMany)
+// pass every case that applies across the whole catalog, the four that
+// would refuse a second node's attach included.
+class BundledVfsProfile : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::string Profile() const {
+    return std::string(FLEXKIT_PROFILES_DIR) + "/convoy-vfs-" + GetParam() + ".yaml";
+  }
+  static constexpr const char* kSecondNodeCases[] = {
+      "failover/attach-refused-while-owner-alive-controller-inline",
+      "failover/attach-refused-while-owner-alive-kubelet-rwo-pv",
+      "failover/partition-daemon-unreachable-kubelet",
+      "failover/partition-daemon-unreachable-controller"};
+};
 
 TEST_P(BundledVfsProfile, PassesEveryCaseThatApplies) {
   FLEXKIT_REQUIRE_ROOT();
   flexkit::testing::TempDir dir("flexconform-vfs-" + GetParam());
-  const std::string profile =
-      std::string(FLEXKIT_PROFILES_DIR) + "/convoy-vfs-" + GetParam() + ".yaml";
   auto run = RunFlexconform(
-      dir, {"--profile", profile, "--driver", BuiltBinary("driver/convoy-flexvolume")},
+      dir, {"--profile", Profile(), "--driver", BuiltBinary("driver/convoy-flexvolume")},
       std::chrono::seconds(300));
   EXPECT_EQ(run.process.exit_code, 0) << run.process.out << run.process.err;
-  const std::string shared = "profile: a vfs volume is a shared directory that several nodes";
-  int passed = 0, shared_skips = 0;
+  int passed = 0;
   for (const auto& [name, verdict] : run.verdicts) {
     passed += verdict == "PASS";
-    if (verdict != "SKIP") {
-      EXPECT_EQ(verdict, "PASS") << name << "\n" << run.reasons;
-      continue;
-    }
-    if (run.reasons.find(name + ": " + shared) != std::string::npos) {
-      EXPECT_EQ(name.rfind("failover/", 0), 0u) << name << " skipped as shared storage";
-      ++shared_skips;
-    }
+    EXPECT_TRUE(verdict == "PASS" || verdict == "SKIP") << name << "\n" << run.reasons;
   }
-  EXPECT_EQ(shared_skips, 4) << run.reasons;
+  for (const char* name : kSecondNodeCases) EXPECT_EQ(run.verdicts[name], "PASS") << run.reasons;
   EXPECT_EQ(run.verdicts["failover/crash-reschedule-kubelet-rwo-pv"], "PASS") << run.reasons;
   EXPECT_EQ(run.verdicts["sequence/random"], "PASS") << run.reasons;
-  EXPECT_GE(passed, 40) << run.reasons;
+  EXPECT_GE(passed, 45) << run.reasons;
+}
+
+// The same profile without accessMode: the default single-attach rule
+// stands, and the driver that lets a second node mount is F14.
+TEST_P(BundledVfsProfile, WithoutReadWriteManyASecondNodesMountIsF14) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir("flexconform-vfs-rwo-" + GetParam());
+  std::ifstream in(Profile());
+  std::ofstream out(dir.Join("profile.yaml"));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("accessMode:", 0) != 0) out << line << "\n";
+  }
+  out.close();
+  std::string focus = "^(";
+  for (const char* name : kSecondNodeCases) focus += std::string(name) + "|";
+  focus.back() = ')';
+  auto run = RunFlexconform(dir,
+                            {"--profile", dir.Join("profile.yaml"), "--driver",
+                             BuiltBinary("driver/convoy-flexvolume"), "--focus", focus},
+                            std::chrono::seconds(300));
+  EXPECT_NE(run.process.exit_code, 0);
+  for (const char* name : kSecondNodeCases)
+    EXPECT_EQ(run.verdicts[name], "FAIL") << name << "\n" << run.reasons;
+  // The console's rule summary: all four under F14.
+  EXPECT_NE(run.process.out.find("F14 (protocol §7.4, DESIGN §6.3: a volume follows its pod "
+                                 "safely): 4 cases"),
+            std::string::npos)
+      << run.process.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Api, BundledVfsProfile, ::testing::Values("stock", "extended"),

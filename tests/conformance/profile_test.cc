@@ -130,6 +130,21 @@ TEST(Profile, ConvoyFakeFixtureTakesTheApiItPlays) {
   }
 }
 
+TEST(Profile, AccessModeSaysWhetherSeveralNodesMayMountAVolume) {
+  EXPECT_FALSE(ParseProfile("driver: d\n", "p.yaml", "").read_write_many);
+  EXPECT_FALSE(
+      ParseProfile("driver: d\naccessMode: ReadWriteOnce\n", "p.yaml", "").read_write_many);
+  EXPECT_TRUE(ParseProfile("driver: d\naccessMode: ReadWriteMany\n", "p.yaml", "").read_write_many);
+  try {
+    ParseProfile("driver: d\naccessMode: RWX\n", "p.yaml", "");
+    ADD_FAILURE() << "accessMode: RWX was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("p.yaml:2: accessMode must be ReadWriteOnce"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Profile, EmptyInstallCommandIsRefused) {
   EXPECT_THROW(ParseProfile("driver: d\ninstall: []\n", "p.yaml", "/"), std::runtime_error);
 }
