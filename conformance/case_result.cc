@@ -60,6 +60,52 @@ std::vector<Finding> FindingsOf(const CaseResult& r) {
   return {{r.grade, r.rule, r.reason}};
 }
 
+namespace {
+
+// A call's output beyond the first and last kOutputEndBytes is left out of
+// reports (a driver flooding 16 MiB per call would make them gigabytes),
+// marked where it was cut, the call's whole size kept in "output_bytes".
+constexpr std::size_t kOutputEndBytes = 8192;
+
+void ClipOutput(nlohmann::ordered_json& call) {
+  // A result read back (a worker's, a shard's) is clipped already.
+  if (!call.is_object() || !call.contains("output") || !call["output"].is_array() ||
+      call.contains("output_bytes"))
+    return;
+  auto bytes_of = [](const nlohmann::ordered_json& chunk) -> std::string {
+    return chunk.contains("bytes") && chunk["bytes"].is_string() ? chunk["bytes"].get<std::string>()
+                                                                 : "";
+  };
+  std::size_t total = 0;
+  for (const auto& chunk : call["output"]) total += bytes_of(chunk).size();
+  if (total <= 2 * kOutputEndBytes) return;
+  const std::size_t tail_from = total - kOutputEndBytes;
+  auto kept = nlohmann::ordered_json::array();
+  std::size_t at = 0;
+  bool marked = false;
+  for (const auto& chunk : call["output"]) {
+    const std::string bytes = bytes_of(chunk);
+    const std::size_t start = at, end = at + bytes.size();
+    at = end;
+    auto keep = [&](std::string part) {
+      nlohmann::ordered_json piece = chunk;
+      piece["bytes"] = std::move(part);
+      kept.push_back(std::move(piece));
+    };
+    if (start < kOutputEndBytes) keep(bytes.substr(0, std::min(end, kOutputEndBytes) - start));
+    if (!marked && end > kOutputEndBytes) {
+      keep("\n...[flexconform left out " + std::to_string(total - 2 * kOutputEndBytes) + " of " +
+           std::to_string(total) + " bytes of output here]...\n");
+      marked = true;
+    }
+    if (end > tail_from) keep(bytes.substr(std::max(start, tail_from) - start));
+  }
+  call["output"] = std::move(kept);
+  call["output_bytes"] = total;
+}
+
+}  // namespace
+
 nlohmann::ordered_json ResultToJson(const CaseResult& r) {
   nlohmann::ordered_json c;
   c["name"] = r.name;
@@ -79,6 +125,7 @@ nlohmann::ordered_json ResultToJson(const CaseResult& r) {
   c["duration_ms"] = r.duration.count();
   c["driver_ms"] = r.driver_time.count();
   c["transcript"] = r.transcript;
+  for (auto& entry : c["transcript"]) ClipOutput(entry);
   auto& timeline = c["timeline"];
   timeline["calls"] = nlohmann::ordered_json::array();
   for (const auto& w : r.timeline.calls) timeline["calls"].push_back({w.start_ms, w.end_ms});

@@ -64,7 +64,9 @@ std::vector<Finding> FindingsOf(const CaseResult& r);
 // A result as the JSON report's "cases" entries hold it (worker processes
 // hand their results back in it, `merge` and `--baseline` read it), and
 // back: ResultFromJson(ResultToJson(r)) has r's verdict, findings,
-// transcript and timeline. Throws naming what is missing or mistyped.
+// transcript and timeline, except that a call's output over 16 KiB keeps
+// its first and last 8 KiB, marked where it was cut, and its size in
+// "output_bytes". Throws naming what is missing or mistyped.
 nlohmann::ordered_json ResultToJson(const CaseResult& r);
 CaseResult ResultFromJson(const nlohmann::ordered_json& j);
 

@@ -39,6 +39,9 @@ std::string SelfDir() {
 // next run.
 std::atomic<bool> g_interrupted{false};
 
+// sequence/random's seed in a sharded run given none: every shard's the same.
+constexpr std::uint64_t kShardedRunSeed = 1;
+
 void OnStopSignal(int) {
   static constexpr char kMessage[] =
       "\nflexconform: interrupted: finishing the running cases, then cleaning up\n";
@@ -119,7 +122,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100));
   app.add_option("--shard", shard,
                  "run shard i of n (i/n, 0-based); also GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS");
-  app.add_flag("--keep", keep, "keep the run directory for inspection");
+  app.add_flag("--keep", keep,
+               "keep the run directory for inspection (later runs never sweep it: remove it "
+               "yourself)");
+  bool quiet = false, fail_fast = false;
+  app.add_flag("--quiet", quiet, "print one line per case that is not PASS, and the summary");
+  app.add_flag("--fail-fast", fail_fast,
+               "start no case after one FAILs (the running ones finish); the summary says how "
+               "many did not run");
   app.add_option("--timeout", timeout, "harness deadline per driver call (e.g. 30s, 500ms)");
   app.add_option("--junit", junit, "write a JUnit XML report");
   app.add_option("--json", json, "write a JSON report (verdicts, durations, transcripts)");
@@ -142,16 +152,19 @@ int main(int argc, char** argv) {
                  "report every outcome that differs from the recorded one (exit 1 if any)");
   CatalogOptions catalog_options;
   std::optional<std::uint64_t> seed;
-  app.add_option(
-         "--depth", catalog_options.sequence.depth,
-         "sequence/exhaustive: every call kubelet could make in every state reached in fewer "
-         "than this many steps, in walks of up to 12 (default 4)")
-      ->check(CLI::Range(1, 8));
-  app.add_option("--random", catalog_options.sequence.random_walks,
-                 "sequence/random: how many random walks (default 10)")
-      ->check(CLI::Range(0, 100000));
+  auto* depth_option =
+      app.add_option(
+             "--depth", catalog_options.sequence.depth,
+             "sequence/exhaustive: every call kubelet could make in every state reached in fewer "
+             "than this many steps, in walks of up to 12 (default 4)")
+          ->check(CLI::Range(1, 8));
+  auto* random_option = app.add_option("--random", catalog_options.sequence.random_walks,
+                                       "sequence/random: how many random walks (default 10, or "
+                                       "the --baseline report's)")
+                            ->check(CLI::Range(0, 100000));
   app.add_option("--seed", seed,
-                 "sequence/random: seed of the first walk (default: derived, printed)");
+                 "sequence/random: seed of the first walk (default: the --baseline report's; "
+                 "with --shard, 1; otherwise derived from the clock; always printed)");
   CLI::App* merge = app.add_subcommand(
       "merge",
       "merge the --json reports of one run's shards (--shard i/n on several CI workers) into "
@@ -201,18 +214,34 @@ int main(int argc, char** argv) {
   try {
     ShardFromEnvironment(selection);
     if (!shard.empty()) ParseShard(shard, selection);
-    // The seed is printed whenever it is not given, so any run can be replayed.
-    catalog_options.sequence.seed =
-        seed ? *seed
-             : static_cast<std::uint64_t>(
-                   std::chrono::system_clock::now().time_since_epoch().count() % 1000000007);
-    const auto catalog = Catalog(catalog_options);
-    std::vector<CaseResult> baseline_cases;
+    std::optional<LoadedReport> baseline_report;
     try {
-      if (!baseline.empty()) baseline_cases = ReadJsonReport(baseline).summary.results;
+      if (!baseline.empty()) baseline_report = ReadJsonReport(baseline);
     } catch (const std::exception& e) {
       throw std::runtime_error(std::string("--baseline ") + e.what());
     }
+    // A gate compares like with like: against a baseline the random walks
+    // are the baseline's, and a sharded run's shards (on several workers)
+    // share one seed. Only a plain run explores a fresh seed each time.
+    // The seed is printed whenever it is not given, so any run can be replayed.
+    std::string seed_source;  // where the seed came from, when not from --seed
+    if (seed) {
+      catalog_options.sequence.seed = *seed;
+    } else if (baseline_report) {
+      catalog_options.sequence.seed = baseline_report->info.seed;
+      if (random_option->count() == 0)
+        catalog_options.sequence.random_walks = baseline_report->info.random_walks;
+      if (depth_option->count() == 0) catalog_options.sequence.depth = baseline_report->info.depth;
+      seed_source = "the baseline's";
+    } else if (selection.shard_total > 1) {
+      catalog_options.sequence.seed = kShardedRunSeed;
+      seed_source = "fixed when sharding";
+    } else {
+      catalog_options.sequence.seed = static_cast<std::uint64_t>(
+          std::chrono::system_clock::now().time_since_epoch().count() % 1000000007);
+      seed_source = "from the clock";
+    }
+    const auto catalog = Catalog(catalog_options);
     if (coverage) {
       for (const auto& row : CoverageTable())
         std::cout << row.failure_mode << "  " << row.title << ": " << row.note << "\n";
@@ -299,12 +328,14 @@ int main(int argc, char** argv) {
     const char* no_color = std::getenv("NO_COLOR");  // no-color.org: set and not empty
     const bool colour = color == "always" || (color == "auto" && ::isatty(STDOUT_FILENO) != 0 &&
                                               (no_color == nullptr || *no_color == '\0'));
-    ConsoleReporter console(std::cout, colour);
+    ConsoleReporter console(std::cout, colour, quiet);
     RunSettings settings;
     settings.repeat = repeat;
     settings.jobs = jobs;
     settings.retries = retries;
     settings.keep = keep;
+    settings.fail_fast = fail_fast;
+    settings.flaky_allowed = allow_flaky;
     settings.run_root = run_root;
     settings.flexconform_dir = SelfDir();
     settings.interrupted = &g_interrupted;
@@ -314,9 +345,10 @@ int main(int argc, char** argv) {
     settings.on_result = [&](const CaseResult& r, std::size_t i, std::size_t n) {
       console.CaseFinished(r, i, n);
     };
-    std::cout << "flexconform: " << profile.driver << " (" << profile.driver_name << "), "
-              << selected.size() << " cases, fixture " << profile.fixture.kind << "\n";
-    if (!profile.live_node_scratch.empty()) {
+    if (!quiet)
+      std::cout << "flexconform: " << profile.driver << " (" << profile.driver_name << "), "
+                << selected.size() << " cases, fixture " << profile.fixture.kind << "\n";
+    if (!profile.live_node_scratch.empty() && !quiet) {
       std::size_t safe = 0;
       for (const auto* c : selected) safe += LiveNodeCases().count(c->name);
       std::cout << "flexconform: live node: the " << safe
@@ -324,8 +356,9 @@ int main(int argc, char** argv) {
                 << "\n";
     }
     for (const auto* c : selected) {
-      if (c->name == "sequence/random") {
-        std::cout << "flexconform: sequence seed " << catalog_options.sequence.seed << " (--seed "
+      if (c->name == "sequence/random" && !quiet) {
+        std::cout << "flexconform: sequence seed " << catalog_options.sequence.seed << " ("
+                  << (seed_source.empty() ? "" : seed_source + "; ") << "--seed "
                   << catalog_options.sequence.seed << " replays it)\n";
       }
     }
@@ -334,6 +367,12 @@ int main(int argc, char** argv) {
     info.kubernetes = profile.kubernetes;
     info.fixture = profile.fixture.kind;
     info.seed = catalog_options.sequence.seed;
+    info.random_walks = catalog_options.sequence.random_walks;
+    info.depth = catalog_options.sequence.depth;
+    info.shard_index = selection.shard_index;
+    info.shard_total = selection.shard_total;
+    info.focus = selection.focus;
+    info.skip = selection.skip;
     auto summary =
         refusal.empty() ? RunCases(profile, selected, settings) : RefusedRun(selected, refusal);
     if (!refusal.empty()) {
@@ -348,19 +387,24 @@ int main(int argc, char** argv) {
     console.Summary(summary, replay_base);
     if (keep) std::cout << "run directory kept: " << summary.run_dir << "\n";
     info.flaky_allowed = allow_flaky;
-    if (!junit.empty()) WriteReport(junit, JunitXml(summary, info));
-    if (!json.empty()) WriteReport(json, JsonReport(summary, info));
-    if (!html.empty()) WriteReport(html, HtmlReport(summary, profile.driver, profile.fixture.kind));
-    if (summary.interrupted) return 2;
-    if (!baseline.empty()) {
-      const auto diff = CompareWithBaseline(baseline_cases, summary.results, allow_flaky);
+    if (baseline_report) {
+      info.baseline =
+          CompareWithBaseline(baseline_report->summary.results, summary.results, allow_flaky);
+      info.baseline->file = baseline;
+      const auto& diff = *info.baseline;
       std::cout << "\nagainst the baseline " << baseline << ": " << diff.new_failures.size()
                 << " new, " << diff.fixed.size() << " fixed, " << diff.still_failing.size()
                 << " still failing\n";
       for (const auto& line : diff.new_failures) std::cout << "  new:    " << line << "\n";
       for (const auto& name : diff.fixed) std::cout << "  fixed:  " << name << "\n";
-      for (const auto& name : diff.still_failing) std::cout << "  still:  " << name << "\n";
-      if (!diff.new_failures.empty()) return 1;
+      for (const auto& line : diff.still_failing) std::cout << "  still:  " << line << "\n";
+    }
+    if (!junit.empty()) WriteReport(junit, JunitXml(summary, info));
+    if (!json.empty()) WriteReport(json, JsonReport(summary, info));
+    if (!html.empty()) WriteReport(html, HtmlReport(summary, profile.driver, profile.fixture.kind));
+    if (summary.interrupted) return 2;
+    if (info.baseline) {
+      if (!info.baseline->new_failures.empty()) return 1;
       const int code = summary.ExitCode(true);
       return code == 2 ? 2 : 0;
     }

@@ -3,13 +3,17 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 
+#include "conformance/catalog.h"
 #include "conformance/default_profiles.h"
+#include "simulator/version_profile.h"
 
 namespace flexkit::conform {
 namespace {
@@ -20,38 +24,130 @@ class ProfileError : public std::runtime_error {
       : std::runtime_error(origin + ":" + std::to_string(at.Mark().line + 1) + ": " + why) {}
 };
 
-// Refuses keys outside `allowed`: a typo must not silently change a run.
-void CheckKeys(const std::string& origin, const YAML::Node& map, const std::string& where,
-               const std::set<std::string>& allowed) {
-  if (!map.IsMap()) throw ProfileError(origin, map, where + " must be a mapping");
+// Every key a profile may have, by the mapping it sits in ("" the top
+// level): a key is added here and read in ParseProfile. Maps of free keys
+// (volumeOptions, nodeEnv, secrets, invalidOptions) and skip (case names)
+// are checked elsewhere.
+const std::map<std::string, std::vector<std::string>>& ProfileKeys() {
+  static const std::map<std::string, std::vector<std::string>> keys = [] {
+    std::map<std::string, std::vector<std::string>> k = {
+        {"", {"driver",        "driverName", "capabilities",     "attachManagement", "kubernetes",
+              "volumeOptions", "fsTypes",    "invalidOptions",   "freeTextOptions",  "secrets",
+              "nodes",         "nodeEnv",    "privileges",       "timeouts",         "skip",
+              "install",       "fixture",    "controlPlanePath", "storage",          "liveNode",
+              "podVolume",     "accessMode"}},
+        {"capabilities",
+         {"attach", "selinuxRelabel", "supportsMetrics", "fsGroup", "requiresFSResize"}},
+        {"fixture", {"kind", "setup", "teardown", "convoyFake", "mode", "hookTimeout", "api"}},
+        {"liveNode", {"scratch"}},
+        {"timeouts", {"default"}},  // and every verb
+    };
+    for (const auto& h : FixtureHookNames()) k["fixture"].push_back(h);
+    for (const auto& v : KubeletVerbs()) k["timeouts"].push_back(v);
+    return k;
+  }();
+  return keys;
+}
+
+// Edit distance, for "did you mean".
+std::size_t Distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean 'x'?)" for the nearest of `known` close enough to be a typo, or "".
+std::string Nearest(const std::string& given, const std::vector<std::string>& known) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, given.size() / 3) + 1;
+  for (const auto& k : known) {
+    if (const auto d = Distance(given, k); d < best_distance) {
+      best = k;
+      best_distance = d;
+    }
+  }
+  return best.empty() ? "" : " (did you mean '" + best + "'?)";
+}
+
+std::string Scalar(const YAML::Node& node) {
+  if (node.IsScalar()) return "'" + node.Scalar() + "'";
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a mapping";
+  return "nothing";
+}
+
+// Refuses keys the table does not list under `section`: a typo must not
+// silently change a run.
+void CheckKeys(const std::string& origin, const YAML::Node& map, const std::string& section) {
+  const std::string where = section.empty() ? "the profile" : section;
+  if (!map.IsMap())
+    throw ProfileError(origin, map, where + " must be a mapping, not " + Scalar(map));
+  const auto& allowed = ProfileKeys().at(section);
   for (const auto& kv : map) {
     const auto key = kv.first.as<std::string>();
-    if (!allowed.count(key)) {
-      std::string known;
-      for (const auto& k : allowed) known += (known.empty() ? "" : ", ") + k;
-      throw ProfileError(origin, kv.first,
-                         "unknown key '" + key + "' in " + where + " (known: " + known + ")");
-    }
+    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+    std::string known;
+    for (const auto& k : allowed) known += (known.empty() ? "" : ", ") + k;
+    throw ProfileError(origin, kv.first,
+                       "unknown key '" + key + "' in " + where + Nearest(key, allowed) +
+                           " (known: " + known + ")");
   }
 }
 
 template <typename T>
+const char* TypeName() {
+  if constexpr (std::is_same_v<T, bool>) return "a boolean (true or false)";
+  if constexpr (std::is_same_v<T, int>) return "an integer";
+  if constexpr (std::is_same_v<T, std::string>) return "a string";
+  if constexpr (std::is_same_v<T, std::vector<std::string>>) return "a list of strings";
+  return "another type";
+}
+
+template <typename T>
 T As(const std::string& origin, const YAML::Node& node, const std::string& what) {
-  try {
-    return node.as<T>();
-  } catch (const YAML::Exception&) {
-    throw ProfileError(origin, node, what + ": wrong type");
+  // yaml-cpp reads a list or a mapping as no string; a scalar is any string.
+  const bool shape_ok =
+      std::is_same_v<T, std::vector<std::string>> ? node.IsSequence() : node.IsScalar();
+  if (shape_ok) {
+    try {
+      return node.as<T>();
+    } catch (const YAML::Exception&) {
+    }
   }
+  throw ProfileError(origin, node, what + ": expected " + TypeName<T>() + ", got " + Scalar(node));
 }
 
 std::map<std::string, std::string> StringMap(const std::string& origin, const YAML::Node& node,
                                              const std::string& what) {
-  if (!node.IsMap()) throw ProfileError(origin, node, what + " must be a mapping");
+  if (!node.IsMap())
+    throw ProfileError(origin, node, what + " must be a mapping, not " + Scalar(node));
   std::map<std::string, std::string> out;
   for (const auto& kv : node) {
-    out[kv.first.as<std::string>()] = As<std::string>(origin, kv.second, what);
+    const auto key = kv.first.as<std::string>();
+    out[key] = As<std::string>(origin, kv.second, what + "." + key);
   }
   return out;
+}
+
+// The names skip: may give.
+const std::vector<std::string>& CatalogCaseNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& c : Catalog()) out.push_back(c.name);
+    return out;
+  }();
+  return names;
 }
 
 std::string Resolve(const std::string& base_dir, const std::string& path) {
@@ -84,6 +180,13 @@ Millis ParseDuration(const std::string& text) {
   return Millis(static_cast<long long>(ms));
 }
 
+const std::vector<std::string>& KubeletVerbs() {
+  static const std::vector<std::string> verbs = {
+      "init",        "getvolumename", "attach", "detach",  "waitforattach", "isattached",
+      "mountdevice", "unmountdevice", "mount",  "unmount", "expandvolume",  "expandfs"};
+  return verbs;
+}
+
 const std::vector<std::string>& FixtureHookNames() {
   static const std::vector<std::string> names = {"nodeStart", "nodeStop", "crash",      "restart",
                                                  "partition", "heal",     "attachments"};
@@ -108,28 +211,23 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
   } catch (const YAML::Exception& e) {
     throw std::runtime_error(origin + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
-  CheckKeys(origin, root, "the profile",
-            {"driver",        "driverName", "capabilities",     "attachManagement", "kubernetes",
-             "volumeOptions", "fsTypes",    "invalidOptions",   "freeTextOptions",  "secrets",
-             "nodes",         "nodeEnv",    "privileges",       "timeouts",         "skip",
-             "install",       "fixture",    "controlPlanePath", "storage",          "liveNode",
-             "podVolume",     "accessMode"});
+  CheckKeys(origin, root, "");
   DriverProfile p;
   if (!root["driver"] && !root["liveNode"])
     throw ProfileError(origin, root, "'driver' (the executable) is required");
   if (auto n = root["driver"]) p.driver = Resolve(base_dir, As<std::string>(origin, n, "driver"));
   if (auto n = root["driverName"]) p.driver_name = As<std::string>(origin, n, "driverName");
   if (auto caps = root["capabilities"]) {
-    CheckKeys(origin, caps, "capabilities",
-              {"attach", "selinuxRelabel", "supportsMetrics", "fsGroup", "requiresFSResize"});
+    CheckKeys(origin, caps, "capabilities");
     sim::DriverCapabilities c = sim::DriverCapabilities::Defaults();
     if (auto v = caps["attach"]) c.attach = As<bool>(origin, v, "capabilities.attach");
-    if (auto v = caps["selinuxRelabel"]) c.selinux_relabel = As<bool>(origin, v, "selinuxRelabel");
+    if (auto v = caps["selinuxRelabel"])
+      c.selinux_relabel = As<bool>(origin, v, "capabilities.selinuxRelabel");
     if (auto v = caps["supportsMetrics"])
-      c.supports_metrics = As<bool>(origin, v, "supportsMetrics");
-    if (auto v = caps["fsGroup"]) c.fs_group = As<bool>(origin, v, "fsGroup");
+      c.supports_metrics = As<bool>(origin, v, "capabilities.supportsMetrics");
+    if (auto v = caps["fsGroup"]) c.fs_group = As<bool>(origin, v, "capabilities.fsGroup");
     if (auto v = caps["requiresFSResize"])
-      c.requires_fs_resize = As<bool>(origin, v, "requiresFSResize");
+      c.requires_fs_resize = As<bool>(origin, v, "capabilities.requiresFSResize");
     p.capabilities = c;
   }
   if (auto n = root["attachManagement"]) {
@@ -140,7 +238,18 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
   }
   if (auto n = root["controlPlanePath"])
     p.control_plane_path = As<std::string>(origin, n, "controlPlanePath");
-  if (auto n = root["kubernetes"]) p.kubernetes = As<std::string>(origin, n, "kubernetes");
+  if (auto n = root["kubernetes"]) {
+    p.kubernetes = As<std::string>(origin, n, "kubernetes");
+    const auto runnable = sim::ProfileNames();
+    if (std::find(runnable.begin(), runnable.end(), p.kubernetes) == runnable.end()) {
+      std::string known;
+      for (const auto& k : runnable) known += (known.empty() ? "" : ", ") + k;
+      throw ProfileError(origin, n,
+                         "kubernetes: '" + p.kubernetes + "' is not a kubelet the suite runs" +
+                             Nearest(p.kubernetes, runnable) + " (one of: " + known +
+                             "; older kubelets' calls are checked with flexsim --kubernetes)");
+    }
+  }
   if (auto n = root["volumeOptions"]) p.volume_options = StringMap(origin, n, "volumeOptions");
   if (auto n = root["fsTypes"]) p.fs_types = As<std::vector<std::string>>(origin, n, "fsTypes");
   if (auto n = root["invalidOptions"]) p.invalid_options = StringMap(origin, n, "invalidOptions");
@@ -159,7 +268,7 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
     p.needs_root = v == "root";
   }
   if (auto n = root["timeouts"]) {
-    if (!n.IsMap()) throw ProfileError(origin, n, "timeouts must be a mapping");
+    CheckKeys(origin, n, "timeouts");
     for (const auto& kv : n) {
       const auto verb = kv.first.as<std::string>();
       Millis d;
@@ -175,19 +284,26 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
       }
     }
   }
-  if (auto n = root["skip"]) p.skip = StringMap(origin, n, "skip");
+  if (auto n = root["skip"]) {
+    p.skip = StringMap(origin, n, "skip");
+    const auto names = CatalogCaseNames();
+    for (const auto& kv : n) {
+      const auto name = kv.first.as<std::string>();
+      if (std::find(names.begin(), names.end(), name) == names.end())
+        throw ProfileError(origin, kv.first,
+                           "skip: no case is named '" + name + "'" + Nearest(name, names) +
+                               " (flexconform --list names them)");
+    }
+  }
   if (auto n = root["install"]) {
     p.install = As<std::vector<std::string>>(origin, n, "install");
     if (p.install.empty()) throw ProfileError(origin, n, "install must name a command");
   }
   if (auto f = root["fixture"]) {
     if (f.IsScalar()) {
-      p.fixture.kind = f.as<std::string>();
+      p.fixture.kind = As<std::string>(origin, f, "fixture");
     } else {
-      std::set<std::string> allowed{"kind", "setup",       "teardown", "convoyFake",
-                                    "mode", "hookTimeout", "api"};
-      for (const auto& h : FixtureHookNames()) allowed.insert(h);
-      CheckKeys(origin, f, "fixture", allowed);
+      CheckKeys(origin, f, "fixture");
       for (const auto& h : FixtureHookNames()) {
         if (auto v = f[h]) {
           p.fixture.hooks[h] = As<std::string>(origin, v, "fixture." + h);
@@ -232,7 +348,7 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
           "hooks (" + p.fixture.hooks.begin()->first + ", ...) belong to a command fixture");
   }
   if (auto n = root["liveNode"]) {
-    CheckKeys(origin, n, "liveNode", {"scratch"});
+    CheckKeys(origin, n, "liveNode");
     if (!n["scratch"])
       throw ProfileError(origin, n, "liveNode needs 'scratch' (where the case directories go)");
     p.live_node_scratch = As<std::string>(origin, n["scratch"], "liveNode.scratch");

@@ -98,7 +98,10 @@ struct DriverProfile {
 };
 
 // Parses a profile; relative paths are resolved against the file's folder.
-// Throws std::runtime_error "PATH:LINE: why" on unknown keys or bad values.
+// Throws std::runtime_error "PATH:LINE: why" for: a key unknown where it
+// stands (naming the nearest known one), a skip: name no case has (naming
+// the nearest case), a kubernetes: kubelet the suite does not run, a value
+// of the wrong type (the type expected and the value given), a bad value.
 DriverProfile LoadProfile(const std::string& path);
 DriverProfile ParseProfile(const std::string& yaml_text, const std::string& origin,
                            const std::string& base_dir);
@@ -120,6 +123,9 @@ struct ProfileChoice {
 // for an invalid profile file or timeout, and when the driver is not an
 // executable file.
 DriverProfile ResolveProfile(const ProfileChoice& choice);
+
+// Every verb kubelet and the controller call, as the timeouts: key names them.
+const std::vector<std::string>& KubeletVerbs();
 
 // "1.5s", "200ms", "2m", "30" (seconds). Throws std::invalid_argument.
 Millis ParseDuration(const std::string& text);

@@ -94,10 +94,26 @@ std::string ConsoleReporter::Paint(Grade grade, const std::string& text) const {
 
 void ConsoleReporter::CaseStarted(const Case& c, std::size_t, std::size_t) {
   // Cases overlap (-j): the line says the latest one started.
-  if (colour_) out_ << "\033[2Kstarted " << c.name << " ...\r" << std::flush;
+  if (colour_ && !quiet_) out_ << "\033[2Kstarted " << c.name << " ...\r" << std::flush;
 }
 
 void ConsoleReporter::CaseFinished(const CaseResult& r, std::size_t finished, std::size_t total) {
+  if (quiet_) {
+    if (r.grade == Grade::kPass) return;
+    std::string why = r.reason;
+    if (r.grade != Grade::kSkip && r.grade != Grade::kWarn) {
+      const auto findings = FindingsOf(r);
+      if (!findings.empty()) why = findings.front().rule + ": " + findings.front().why;
+      if (findings.size() > 1) why += " (+" + std::to_string(findings.size() - 1) + " more)";
+    }
+    std::replace(why.begin(), why.end(), '\n', ' ');
+    constexpr std::size_t kLine = 300;
+    if (why.size() > kLine) why = why.substr(0, kLine) + "...";
+    out_ << "[" << finished + 1 << "/" << total << "] " << Paint(r.grade, GradeName(r.grade)) << " "
+         << r.name << ": " << why << "\n"
+         << std::flush;
+    return;
+  }
   if (colour_) out_ << "\033[2K";
   out_ << "[" << finished + 1 << "/" << total << "] " << Paint(r.grade, GradeName(r.grade)) << " "
        << r.name << " (" << r.duration.count() << " ms)";
@@ -128,6 +144,7 @@ void ConsoleReporter::Summary(const RunSummary& s, const std::string& replay_bas
   if (counts[Grade::kError] > 0)
     out_ << ", " << Paint(Grade::kError, std::to_string(counts[Grade::kError]) + " harness errors");
   out_ << (s.interrupted ? " (interrupted)" : "") << "\n";
+  for (const auto& note : s.notes) out_ << "note: " << note << "\n";
   const auto rules = DistinctRules(s);
   if (!rules.empty()) {
     out_ << rules.size() << " distinct rule" << (rules.size() == 1 ? "" : "s") << " broken:\n";
@@ -162,6 +179,10 @@ std::string Sha256Of(const std::string& path) {
   return digest.size() == 64 ? digest : "";
 }
 
+std::string ShardText(const RunInfo& info) {
+  return std::to_string(info.shard_index) + "/" + std::to_string(info.shard_total);
+}
+
 std::vector<std::pair<std::string, std::string>> Properties(const RunInfo& info) {
   return {{"driver", info.driver},
           {"driver.name", info.driver_name},
@@ -170,7 +191,10 @@ std::vector<std::pair<std::string, std::string>> Properties(const RunInfo& info)
           {"kubernetes", info.kubernetes},
           {"fixture", info.fixture},
           {"profile", info.profile_file},
-          {"seed", std::to_string(info.seed)}};
+          {"seed", std::to_string(info.seed)},
+          {"shard", ShardText(info)},
+          {"focus", info.focus},
+          {"skip", info.skip}};
 }
 
 }  // namespace
@@ -193,16 +217,36 @@ RunInfo DescribeRun(const std::string& driver, const std::string& driver_name) {
 
 std::string JunitXml(const RunSummary& s, const RunInfo& info) {
   auto counts = Counts(s);
+  // With a baseline only a new failure is a JUnit failure: the count is the gate's.
+  auto baseline_verdict = [&info](const CaseResult& r) -> std::optional<BaselineVerdict> {
+    if (!info.baseline) return std::nullopt;
+    auto it = info.baseline->verdicts.find(r.name);
+    if (it == info.baseline->verdicts.end()) return std::nullopt;
+    return it->second;
+  };
+  int failures = counts[Grade::kFail];
+  if (info.baseline) {
+    failures = 0;
+    for (const auto& [name, verdict] : info.baseline->verdicts)
+      failures += verdict == BaselineVerdict::kNew;
+  }
   const std::string suite_name = "flexconform: " + info.driver_name;
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
   xml += "  <testsuite name=\"" + XmlEscape(suite_name) + "\" tests=\"" +
-         std::to_string(s.results.size()) + "\" failures=\"" +
-         std::to_string(counts[Grade::kFail]) + "\" errors=\"" +
-         std::to_string(counts[Grade::kError]) + "\" skipped=\"" +
+         std::to_string(s.results.size()) + "\" failures=\"" + std::to_string(failures) +
+         "\" errors=\"" + std::to_string(counts[Grade::kError]) + "\" skipped=\"" +
          std::to_string(counts[Grade::kSkip]) + "\" time=\"" + Seconds(s.wall) + "\" timestamp=\"" +
          XmlEscape(info.started) + "\" hostname=\"" + XmlEscape(info.hostname) + "\">\n";
   xml += "    <properties>\n";
-  for (const auto& [name, value] : Properties(info))
+  auto properties = Properties(info);
+  if (info.baseline) {
+    properties.push_back({"baseline", info.baseline->file});
+    properties.push_back({"baseline.new", std::to_string(info.baseline->new_failures.size())});
+    properties.push_back({"baseline.fixed", std::to_string(info.baseline->fixed.size())});
+    properties.push_back(
+        {"baseline.still-failing", std::to_string(info.baseline->still_failing.size())});
+  }
+  for (const auto& [name, value] : properties)
     xml +=
         "      <property name=\"" + XmlEscape(name) + "\" value=\"" + XmlEscape(value) + "\"/>\n";
   xml += "    </properties>\n";
@@ -211,29 +255,47 @@ std::string JunitXml(const RunSummary& s, const RunInfo& info) {
     const std::string classname = "flexconform." + r.name.substr(0, slash);
     xml += "    <testcase classname=\"" + XmlEscape(classname) + "\" name=\"" + XmlEscape(r.name) +
            "\" time=\"" + Seconds(r.duration) + "\"";
-    if (r.grade == Grade::kPass) {
+    const auto against = baseline_verdict(r);
+    if (r.grade == Grade::kPass && !against) {
       xml += "/>\n";
       continue;
     }
     xml += ">\n";
-    if (r.grade == Grade::kWarn) {
-      // JUnit has no warning: a property and the text, which every reporter shows.
-      xml += "      <properties><property name=\"verdict\" value=\"WARN\"/></properties>\n";
+    // JUnit has no warning, flake or baseline: properties and the text, which every
+    // reporter shows.
+    std::vector<std::pair<std::string, std::string>> case_properties;
+    if (r.grade == Grade::kWarn || r.grade == Grade::kFlaky ||
+        against == BaselineVerdict::kStillFailing)
+      case_properties.push_back({"verdict", GradeName(r.grade)});
+    if (against) case_properties.push_back({"baseline", BaselineVerdictName(*against)});
+    if (!case_properties.empty()) {
+      xml += "      <properties>";
+      for (const auto& [name, value] : case_properties)
+        xml += "<property name=\"" + XmlEscape(name) + "\" value=\"" + XmlEscape(value) + "\"/>";
+      xml += "</properties>\n";
     }
     if (r.grade == Grade::kSkip)
       xml += "      <skipped message=\"" + XmlEscape(r.reason) + "\"/>\n";
-    if (r.grade == Grade::kFlaky) {
-      xml += "      <properties><property name=\"verdict\" value=\"FLAKY\"/></properties>\n";
-    }
-    const bool failing = r.grade == Grade::kFail || r.grade == Grade::kError ||
-                         (r.grade == Grade::kFlaky && !info.flaky_allowed);
+    const bool failing = r.grade == Grade::kError ||
+                         (info.baseline ? against == BaselineVerdict::kNew
+                                        : r.grade == Grade::kFail ||
+                                              (r.grade == Grade::kFlaky && !info.flaky_allowed));
     if (r.grade == Grade::kFlaky && info.flaky_allowed)
       xml += "      <system-out>FLAKY (allowed): " + XmlEscape(r.reason) + "</system-out>\n";
+    if (against == BaselineVerdict::kStillFailing)
+      xml += "      <system-out>" + std::string(GradeName(r.grade)) +
+             ", still failing: every rule it breaks is broken in the baseline " +
+             XmlEscape(info.baseline->file + "\n" + FindingsText(r) + FormatCalls(r.transcript)) +
+             "</system-out>\n";
+    if (against == BaselineVerdict::kFixed)
+      xml += "      <system-out>fixed: it failed in the baseline " +
+             XmlEscape(info.baseline->file) + "</system-out>\n";
     if (failing) {
       // One element per testcase is what reporters read: every rule in its message.
       std::string message;
       for (const auto& f : FindingsOf(r))
         message += (message.empty() ? "" : " | ") + f.rule + ": " + f.why;
+      if (against == BaselineVerdict::kNew) message = "new against the baseline: " + message;
       const char* element = r.grade == Grade::kError ? "error" : "failure";
       const std::string type = r.grade == Grade::kFlaky ? "FLAKY: " + r.rule : r.rule;
       xml += std::string("      <") + element + " message=\"" + XmlEscape(message) + "\" type=\"" +
@@ -244,6 +306,11 @@ std::string JunitXml(const RunSummary& s, const RunInfo& info) {
       xml += "      <system-out>WARN: " + XmlEscape(r.reason) + "</system-out>\n";
     xml += "    </testcase>\n";
   }
+  if (!s.notes.empty()) {
+    std::string notes;
+    for (const auto& note : s.notes) notes += "note: " + note + "\n";
+    xml += "    <system-out>" + XmlEscape(notes) + "</system-out>\n";
+  }
   xml += "  </testsuite>\n</testsuites>\n";
   return xml;
 }
@@ -253,10 +320,19 @@ std::string JsonReport(const RunSummary& s, const RunInfo& info) {
   doc["schemaVersion"] = kReportSchemaVersion;
   doc["tool"] = {{"name", "flexconform"}, {"version", FLEXKIT_VERSION}};
   doc["driver"] = info.driver;
-  doc["run"] = {{"driverName", info.driver_name}, {"driverSha256", info.driver_sha256},
-                {"profile", info.profile_file},   {"kubernetes", info.kubernetes},
-                {"fixture", info.fixture},        {"seed", info.seed},
-                {"hostname", info.hostname},      {"started", info.started}};
+  doc["run"] = {{"driverName", info.driver_name},
+                {"driverSha256", info.driver_sha256},
+                {"profile", info.profile_file},
+                {"kubernetes", info.kubernetes},
+                {"fixture", info.fixture},
+                {"seed", info.seed},
+                {"randomWalks", info.random_walks},
+                {"depth", info.depth},
+                {"shard", {{"index", info.shard_index}, {"total", info.shard_total}}},
+                {"focus", info.focus},
+                {"skip", info.skip},
+                {"hostname", info.hostname},
+                {"started", info.started}};
   auto counts = Counts(s);
   doc["summary"] = {{"cases", s.results.size()},       {"passed", counts[Grade::kPass]},
                     {"failed", counts[Grade::kFail]},  {"warned", counts[Grade::kWarn]},
@@ -265,11 +341,25 @@ std::string JsonReport(const RunSummary& s, const RunInfo& info) {
   doc["wall_ms"] = s.wall.count();
   doc["driver_ms"] = s.driver_time.count();
   doc["interrupted"] = s.interrupted;
+  doc["notes"] = s.notes;
   doc["rules_broken"] = nlohmann::ordered_json::array();
   for (const auto& [rule, cases] : DistinctRules(s))
     doc["rules_broken"].push_back({{"rule", rule}, {"cases", cases}});
   doc["cases"] = nlohmann::ordered_json::array();
-  for (const auto& r : s.results) doc["cases"].push_back(ResultToJson(r));
+  if (info.baseline) {
+    doc["baseline"] = {{"report", info.baseline->file},
+                       {"new", info.baseline->new_failures},
+                       {"fixed", info.baseline->fixed},
+                       {"stillFailing", info.baseline->still_failing}};
+  }
+  for (const auto& r : s.results) {
+    auto c = ResultToJson(r);
+    if (info.baseline) {
+      if (auto it = info.baseline->verdicts.find(r.name); it != info.baseline->verdicts.end())
+        c["baseline"] = BaselineVerdictName(it->second);
+    }
+    doc["cases"].push_back(std::move(c));
+  }
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -294,11 +384,25 @@ LoadedReport ReadJsonReport(const std::string& path) {
     report.info.kubernetes = run.at("kubernetes").get<std::string>();
     report.info.fixture = run.at("fixture").get<std::string>();
     report.info.seed = run.at("seed").get<std::uint64_t>();
+    // Reports written before these fields were added: the defaults, one shard.
+    report.info.random_walks = run.value("randomWalks", report.info.random_walks);
+    report.info.depth = run.value("depth", report.info.depth);
+    if (run.contains("shard")) {
+      report.info.shard_index = run["shard"].at("index").get<int>();
+      report.info.shard_total = run["shard"].at("total").get<int>();
+      if (report.info.shard_total < 1 || report.info.shard_index < 0 ||
+          report.info.shard_index >= report.info.shard_total)
+        throw std::runtime_error(path + ": run.shard " + ShardText(report.info) +
+                                 " is not i/n with 0 <= i < n");
+    }
+    report.info.focus = run.value("focus", "");
+    report.info.skip = run.value("skip", "");
     report.info.hostname = run.at("hostname").get<std::string>();
     report.info.started = run.at("started").get<std::string>();
     report.summary.wall = std::chrono::milliseconds(doc.at("wall_ms").get<std::int64_t>());
     report.summary.driver_time = std::chrono::milliseconds(doc.at("driver_ms").get<std::int64_t>());
     report.summary.interrupted = doc.at("interrupted").get<bool>();
+    report.summary.notes = doc.value("notes", std::vector<std::string>{});
   } catch (const nlohmann::ordered_json::exception&) {
     throw std::runtime_error(path + ": its run fields are missing or mistyped");
   }
@@ -312,22 +416,54 @@ LoadedReport ReadJsonReport(const std::string& path) {
   return report;
 }
 
+namespace {
+
+// Why `shard` is not a part of the run `first` is part of, or "".
+std::string OtherRun(const RunInfo& first, const RunInfo& shard) {
+  auto differs = [](const std::string& what, const std::string& a, const std::string& b) {
+    return what + " " + (a.empty() ? "(none)" : a) + ", not " + (b.empty() ? "(none)" : b);
+  };
+  if (shard.driver_sha256 != first.driver_sha256)
+    return "graded another driver: sha256 " + shard.driver_sha256 + ", not " + first.driver_sha256;
+  if (shard.seed != first.seed)
+    return "is of another run: " +
+           differs("--seed", std::to_string(shard.seed), std::to_string(first.seed));
+  if (shard.random_walks != first.random_walks || shard.depth != first.depth)
+    return "is of another run: " +
+           differs("--random/--depth",
+                   std::to_string(shard.random_walks) + "/" + std::to_string(shard.depth),
+                   std::to_string(first.random_walks) + "/" + std::to_string(first.depth));
+  if (shard.focus != first.focus || shard.skip != first.skip)
+    return "is of another selection: " + differs("--focus/--skip", shard.focus + " / " + shard.skip,
+                                                 first.focus + " / " + first.skip);
+  if (shard.shard_total != first.shard_total)
+    return "is shard " + ShardText(shard) + " of " + std::to_string(shard.shard_total) +
+           " shards, not of " + std::to_string(first.shard_total);
+  return "";
+}
+
+}  // namespace
+
 LoadedReport MergeReports(const std::vector<std::string>& paths) {
   if (paths.empty()) throw std::runtime_error("merge: no reports given");
   LoadedReport merged;
+  std::map<int, std::string> shards;        // index -> its report
   std::map<std::string, std::string> seen;  // case -> the report that had it
   for (const auto& path : paths) {
     LoadedReport shard = ReadJsonReport(path);
     if (path == paths.front()) {
       merged.info = shard.info;
-    } else if (shard.info.driver_sha256 != merged.info.driver_sha256) {
-      throw std::runtime_error("merge: " + path + " graded another driver (sha256 " +
-                               shard.info.driver_sha256 + ", not " + merged.info.driver_sha256 +
-                               " as in " + paths.front() + ")");
+    } else if (const std::string why = OtherRun(merged.info, shard.info); !why.empty()) {
+      throw std::runtime_error("merge: " + path + " " + why + " as in " + paths.front());
     }
+    if (auto [it, fresh] = shards.emplace(shard.info.shard_index, path); !fresh)
+      throw std::runtime_error("merge: shard " + ShardText(shard.info) + " is given twice (" +
+                               it->second + " and " + path + ")");
     merged.summary.wall = std::max(merged.summary.wall, shard.summary.wall);
     merged.summary.driver_time += shard.summary.driver_time;
     merged.summary.interrupted |= shard.summary.interrupted;
+    for (auto& note : shard.summary.notes)
+      merged.summary.notes.push_back("shard " + ShardText(shard.info) + ": " + std::move(note));
     for (auto& r : shard.summary.results) {
       if (auto [it, fresh] = seen.emplace(r.name, path); !fresh)
         throw std::runtime_error("merge: case " + r.name + " is in both " + it->second + " and " +
@@ -335,6 +471,20 @@ LoadedReport MergeReports(const std::vector<std::string>& paths) {
       merged.summary.results.push_back(std::move(r));
     }
   }
+  std::string missing;
+  for (int i = 0; i < merged.info.shard_total; ++i) {
+    if (!shards.count(i))
+      missing += (missing.empty() ? "" : ", ") + std::to_string(i) + "/" +
+                 std::to_string(merged.info.shard_total);
+  }
+  if (!missing.empty())
+    throw std::runtime_error("merge: shard " + missing + " missing: the " +
+                             std::to_string(paths.size()) + " report(s) given hold " +
+                             std::to_string(shards.size()) + " of the run's " +
+                             std::to_string(merged.info.shard_total) +
+                             " shards (a lost upload?), so the run's verdict is unknown");
+  merged.info.shard_index = 0;
+  merged.info.shard_total = 1;
   return merged;
 }
 

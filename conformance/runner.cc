@@ -23,6 +23,7 @@
 #include "conformance/background_process.h"
 #include "conformance/call_timing.h"
 #include "conformance/case_watchdog.h"
+#include "conformance/hung_verbs.h"
 #include "conformance/leak_audit.h"
 #include "simulator/boost_process_runner.h"
 #include "simulator/plugin_name.h"
@@ -31,6 +32,8 @@ namespace flexkit::conform {
 namespace {
 
 constexpr const char* kMarker = ".flexconform-run";
+// The marker's second word in a run started with --keep.
+constexpr const char* kKeptMark = "keep";
 
 std::string Join(const std::vector<std::string>& lines, const std::string& sep) {
   std::string out;
@@ -256,7 +259,9 @@ std::vector<std::string> SweepKilledRuns(const std::string& run_root) {
       continue;
     std::ifstream in(e.path() / kMarker);
     pid_t pid = 0;
-    in >> pid;
+    std::string kept;
+    in >> pid >> kept;
+    if (kept == kKeptMark) continue;  // --keep: the user's to inspect and remove
     if (pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM)) continue;  // still running
     for (const auto& loop : LoopDevicesUnder(e.path().string())) {
       RunToCompletion({"/sbin/losetup", "-d", loop}, "/dev/null");
@@ -294,7 +299,8 @@ std::string ProgressFile(const std::string& run_dir, const Attempt& a) {
 // decides not to start more.
 [[noreturn]] void RunWorker(const DriverProfile& profile, const Case& c, const Attempt& a,
                             const std::string& unique, const std::string& run_dir,
-                            const RunSettings& settings, const HostSnapshot& run_start) {
+                            const RunSettings& settings, const HostSnapshot& run_start,
+                            const HangLog& hangs) {
   sigset_t stop;
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
@@ -304,8 +310,14 @@ std::string ProgressFile(const std::string& run_dir, const Attempt& a) {
   try {
     sim::BoostProcessRunner runner;
     ProgressMark marked(runner, ProgressFile(run_dir, a));
-    CaseResult r =
-        RunOne(profile, c, run_dir + "/" + a.Suffix(), unique, settings, run_start, marked);
+    std::vector<Hang> shortened;  // the verbs that hung in an earlier case, given less time
+    for (const auto& h : hangs.FirstHangs()) {
+      if (ShortenedDeadline(h.deadline) < profile.TimeoutFor(h.verb)) shortened.push_back(h);
+    }
+    HangRecorder recorded(marked, hangs, c.name, shortened);
+    CaseResult r = RunOne(WithHungVerbsShortened(profile, shortened), c, run_dir + "/" + a.Suffix(),
+                          unique, settings, run_start, recorded);
+    ExplainShortenedHangs(r, shortened, profile);
     const std::string path = ResultFile(run_dir, a);
     {
       std::ofstream out(path + ".tmp", std::ios::trunc);
@@ -387,8 +399,10 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
   RunSummary summary;
   summary.run_dir = settings.run_root + "/flexconform-" + std::to_string(::getpid());
   std::filesystem::create_directories(summary.run_dir);
-  std::ofstream(summary.run_dir + "/" + kMarker) << ::getpid() << "\n";
+  std::ofstream(summary.run_dir + "/" + kMarker) << ::getpid() << "\n"
+                                                 << (settings.keep ? kKeptMark : "") << "\n";
   const HostSnapshot run_start = TakeHostSnapshot(summary.run_dir);  // workers inherit it
+  const HangLog hangs(summary.run_dir + "/hangs");
   const std::size_t jobs = static_cast<std::size_t>(std::max(1, settings.jobs));
   // Cases tagged `waits` spend their time waiting out a dead or hung
   // backend's timeouts, using no CPU: as many more of them as `jobs` may run
@@ -421,8 +435,12 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
   for (std::size_t i : order) pending.push_back({i, 0});
   std::map<std::size_t, CaseResult> first_failure;  // of a case being retried
   std::size_t finished = 0;
+  std::string failed_first;  // --fail-fast: the case that stopped the run
   auto report = [&](std::size_t index, CaseResult r) {
     if (settings.on_result) settings.on_result(r, finished++, cases.size());
+    const bool failing =
+        r.grade == Grade::kFail || (r.grade == Grade::kFlaky && !settings.flaky_allowed);
+    if (settings.fail_fast && failing && failed_first.empty()) failed_first = r.name;
     results[index] = std::move(r);
   };
   std::size_t in_waiting_slots = 0;
@@ -482,6 +500,7 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
         summary.interrupted = true;
         break;
       }
+      if (!failed_first.empty()) break;
       const Attempt next = *it;
       pending.erase(it);
       const bool waiting_slot = waits(next.index) && in_waiting_slots < waiting_slots;
@@ -499,7 +518,8 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
       std::cout.flush();  // the worker must not print what the parent buffered
       std::cerr.flush();
       const pid_t pid = ::fork();
-      if (pid == 0) RunWorker(profile, c, next, unique, summary.run_dir, settings, run_start);
+      if (pid == 0)
+        RunWorker(profile, c, next, unique, summary.run_dir, settings, run_start, hangs);
       if (pid < 0) {
         CaseResult r;
         r.name = c.name;
@@ -567,6 +587,11 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
   }
   summary.wall = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
+  if (!failed_first.empty() && summary.results.size() < cases.size())
+    summary.notes.push_back("--fail-fast: stopped after " + failed_first + " failed; " +
+                            std::to_string(cases.size() - summary.results.size()) + " of " +
+                            std::to_string(cases.size()) + " cases not run");
+  for (auto& note : HangNotes(hangs, profile)) summary.notes.push_back(std::move(note));
   if (!settings.keep) {
     std::error_code ec;
     std::filesystem::remove_all(summary.run_dir, ec);

@@ -5,8 +5,10 @@
 // own case directory under the run directory, with fresh nodes and a fresh
 // fixture, the tracker unwound and the leak audit done whatever happened. A run
 // directory carries a marker with flexconform's pid; the next run sweeps
-// those whose process is gone (a killed run), detaching their loop devices.
+// those whose process is gone (a killed run), detaching their loop devices,
+// but never one a --keep run left (its marker says so).
 // A case whose harness stalls is stopped and is an ERROR (case_watchdog.h).
+// A verb that hung gets a shorter deadline in the cases after (hung_verbs.h).
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -21,9 +23,13 @@ namespace flexkit::conform {
 
 struct RunSettings {
   int repeat = 3;
-  int jobs = 1;                   // cases run at once
-  int retries = 0;                // a FAILed case runs again up to this many times
-  bool keep = false;              // leave the run dir for inspection
+  int jobs = 1;       // cases run at once
+  int retries = 0;    // a FAILed case runs again up to this many times
+  bool keep = false;  // leave the run dir for inspection
+  // --fail-fast: no case starts after one FAILs (or is FLAKY, unless
+  // flaky_allowed); the running ones finish.
+  bool fail_fast = false;
+  bool flaky_allowed = false;
   std::string run_root = "/tmp";  // run dirs are <run_root>/flexconform-<pid>
   std::string flexconform_dir;    // to find convoy-fake beside flexconform
   // A case that starts or ends no driver call for this long is stopped, its
@@ -43,6 +49,9 @@ struct RunSummary {
   std::chrono::milliseconds driver_time{0};
   std::string run_dir;
   bool interrupted = false;
+  // What the run did besides grading: --fail-fast stopping it, the deadline
+  // of a verb that hung shortened for the cases after (hung_verbs.h).
+  std::vector<std::string> notes;
   // 0: nothing failed, 1: a case failed (or was FLAKY, unless allowed),
   // 2: a harness ERROR and no FAIL.
   int ExitCode(bool flaky_allowed = false) const;
@@ -63,7 +72,7 @@ std::string InitRefusal(const std::string& driver, const std::string& driver_nam
 RunSummary RefusedRun(const std::vector<const Case*>& cases, const std::string& refusal);
 
 // Removes run dirs under `run_root` left by flexconform processes that no
-// longer exist; returns what it removed.
+// longer exist, except those kept with --keep; returns what it removed.
 std::vector<std::string> SweepKilledRuns(const std::string& run_root);
 
 }  // namespace flexkit::conform

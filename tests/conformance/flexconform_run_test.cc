@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -267,6 +268,189 @@ TEST(SequenceReplay, TheReportedSeedReplaysTheFailure) {
   EXPECT_NE(again.out.find("random walk 1 of 1 (seed " + seed + ")"), std::string::npos)
       << again.out;
   EXPECT_EQ(shrunk(again.out), shrunk(first.out)) << again.out;
+}
+
+// A driver with two bugs (mount ignores ro, unmount is not idempotent) as
+// one executable, or with the ro bug fixed: mount and unmount come from the
+// mutants that have the bug.
+std::string TwoBugDriver(const flexkit::testing::TempDir& dir, const std::string& name,
+                         bool ro_fixed) {
+  const std::string mutants = FLEXKIT_MUTANTS_DIR;
+  std::filesystem::create_directories(dir.Join("bugs~" + name));
+  const std::string driver = dir.Join("bugs~" + name + "/" + name);
+  std::ofstream(driver) << "#!/bin/sh\ncase \"$1\" in\n"
+                        << "  mount) exec " << mutants << "/mutant~"
+                        << (ro_fixed ? "none/none" : "ro-ignored/ro-ignored") << " \"$@\" ;;\n"
+                        << "  unmount) exec " << mutants
+                        << "/mutant~unmount-not-idempotent/unmount-not-idempotent \"$@\" ;;\n"
+                        << "  *) exec " << mutants << "/mutant~none/none \"$@\" ;;\nesac\n";
+  std::filesystem::permissions(driver, std::filesystem::perms::owner_all);
+  return driver;
+}
+
+flexkit::testing::ProcessResult Flexconform(const flexkit::testing::TempDir& dir,
+                                            std::vector<std::string> args) {
+  std::vector<std::string> argv = {flexkit::testing::BuiltBinary("conformance/flexconform"),
+                                   "--profile", std::string(FLEXKIT_MUTANTS_DIR) + "/profile.yaml",
+                                   "--run-root", dir.path()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  flexkit::testing::RunOptions options;
+  options.deadline = std::chrono::seconds(240);
+  return flexkit::testing::RunProcess(argv, options);
+}
+
+nlohmann::json ReadReport(const std::string& path) {
+  EXPECT_EQ(flexkit::testing::ReportSchemaProblems(path), "");
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+// The same driver against its own report, with random walks and no
+// --seed: the walks are the baseline's, so nothing is new.
+TEST(Baseline, TheSameDriverWithRandomWalksPassesAgainstItsOwnReport) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir("flexconform-baseline-same");
+  const std::string driver =
+      std::string(FLEXKIT_MUTANTS_DIR) + "/mutant~ro-lost-on-remount/ro-lost-on-remount";
+  const std::vector<std::string> run = {"--driver", driver, "--focus", "^sequence/random\\b",
+                                        "--random", "4"};
+  auto first = run;
+  first.insert(first.end(), {"--json", dir.Join("old.json")});
+  ASSERT_EQ(Flexconform(dir, first).exit_code, 1);
+  auto again = run;
+  again.insert(again.end(), {"--baseline", dir.Join("old.json"), "--json", dir.Join("new.json")});
+  const auto r = Flexconform(dir, again);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto old_report = ReadReport(dir.Join("old.json"));
+  const auto new_report = ReadReport(dir.Join("new.json"));
+  EXPECT_EQ(new_report["run"]["seed"], old_report["run"]["seed"]);
+  EXPECT_NE(r.out.find("(the baseline's; --seed " + old_report["run"]["seed"].dump()),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("0 new, 0 fixed, 1 still failing"), std::string::npos) << r.out;
+}
+
+// Fixing one bug never fails the gate: with the ro bug fixed the sequences
+// get further and meet the unmount bug, which the baseline saw broken in
+// another case. The gate's verdict is in the JSON and JUnit reports.
+TEST(Baseline, FixingABugNeverFailsTheGate) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir("flexconform-baseline-fixed");
+  const std::vector<std::string> cases = {
+      "--focus",  "^(readonly/write-fails|sequence/random|idempotency/teardown-verbs-repeated)\\b",
+      "--random", "3",
+      "--seed",   "1"};
+  auto old_run = cases;
+  old_run.insert(old_run.end(),
+                 {"--driver", TwoBugDriver(dir, "two", false), "--json", dir.Join("old.json")});
+  ASSERT_EQ(Flexconform(dir, old_run).exit_code, 1);
+  auto fixed_run = cases;
+  fixed_run.insert(fixed_run.end(),
+                   {"--driver", TwoBugDriver(dir, "one", true), "--baseline", dir.Join("old.json"),
+                    "--json", dir.Join("new.json"), "--junit", dir.Join("new.xml")});
+  const auto r = Flexconform(dir, fixed_run);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("0 new, 1 fixed, 2 still failing"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fixed:  readonly/write-fails"), std::string::npos) << r.out;
+  const auto report = ReadReport(dir.Join("new.json"));
+  std::map<std::string, std::string> verdicts;
+  for (const auto& c : report["cases"]) verdicts[c["name"]] = c.value("baseline", "");
+  EXPECT_EQ(verdicts["readonly/write-fails"], "fixed");
+  EXPECT_EQ(verdicts["sequence/random"], "still failing");
+  EXPECT_EQ(verdicts["idempotency/teardown-verbs-repeated"], "still failing");
+  const std::string xml = flexkit::testing::ReadFileText(dir.Join("new.xml"));
+  EXPECT_NE(xml.find("failures=\"0\""), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
+}
+
+// A driver flooding 16 MiB per call makes a JSON report of kilobytes that
+// still says how much it printed.
+TEST(Reports, AFloodingDriversJsonReportKeepsTheHeadTailAndSize) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir("flexconform-flood");
+  std::filesystem::create_directories(dir.Join("flexkit~flood"));
+  const std::string driver = dir.Join("flexkit~flood/flood");
+  std::ofstream(driver) << "#!/bin/sh\n"
+                        << "[ \"$1\" = init ] || head -c 16000000 /dev/zero | tr '\\0' x >&2\n"
+                        << "exec " << FLEXKIT_MUTANTS_DIR << "/mutant~none/none \"$@\"\n";
+  std::filesystem::permissions(driver, std::filesystem::perms::owner_all);
+  const auto r = Flexconform(dir, {"--driver", driver, "--focus", "^lifecycle/mount-only\\b",
+                                   "--json", dir.Join("r.json")});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_LT(std::filesystem::file_size(dir.Join("r.json")), 200000u);
+  const auto report = ReadReport(dir.Join("r.json"));
+  int flooded = 0;
+  for (const auto& e : report["cases"][0]["transcript"])
+    flooded += e.value("output_bytes", 0) > 16000000;
+  EXPECT_GE(flooded, 2) << "mount and unmount each printed 16 MB";
+}
+
+// --quiet prints one line per case that is not PASS and the summary;
+// --fail-fast starts no case after the first FAIL.
+TEST(ShortRuns, QuietPrintsOnlyWhatIsNotPassAndFailFastStopsAtTheFirstFail) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir("flexconform-quiet");
+  const std::string driver = std::string(FLEXKIT_MUTANTS_DIR) + "/mutant~ro-ignored/ro-ignored";
+  const auto quiet = Flexconform(dir, {"--driver", driver, "--focus", "^(lifecycle|readonly)/",
+                                       "--quiet", "--json", dir.Join("q.json")});
+  EXPECT_EQ(quiet.exit_code, 1) << quiet.out;
+  const auto report = ReadReport(dir.Join("q.json"));
+  std::size_t not_pass = 0;
+  for (const auto& c : report["cases"]) not_pass += c["verdict"] != "PASS";
+  std::size_t case_lines = 0, lines = 0;
+  std::istringstream out(quiet.out);
+  for (std::string line; std::getline(out, line); ++lines) {
+    if (line.rfind("[", 0) != 0) continue;
+    ++case_lines;
+    EXPECT_EQ(line.find(" PASS "), std::string::npos) << line;
+  }
+  EXPECT_EQ(case_lines, not_pass) << quiet.out;
+  EXPECT_LE(lines, not_pass + 8) << "one line per case, and the summary\n" << quiet.out;
+  const auto fast = Flexconform(dir, {"--driver", driver, "--focus", "^(readonly|lifecycle)/",
+                                      "--fail-fast", "-j", "1", "--json", dir.Join("f.json")});
+  EXPECT_EQ(fast.exit_code, 1) << fast.out;
+  const auto stopped = ReadReport(dir.Join("f.json"));
+  EXPECT_LT(stopped["cases"].size(), report["cases"].size());
+  EXPECT_EQ(stopped["cases"].back()["verdict"], "FAIL");
+  ASSERT_EQ(stopped["notes"].size(), 1u) << fast.out;
+  EXPECT_EQ(stopped["notes"][0].get<std::string>().rfind("--fail-fast: stopped after ", 0), 0u);
+}
+
+// A driver whose every mount hangs costs the run one full deadline: the
+// cases after the first hang give mount a fifth of it, and say so.
+TEST(ShortRuns, AVerbThatHungGetsAShorterDeadlineInTheCasesAfter) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir("flexconform-hang");
+  std::filesystem::create_directories(dir.Join("flexkit~hang"));
+  const std::string driver = dir.Join("flexkit~hang/hang");
+  std::ofstream(driver) << "#!/bin/sh\n[ \"$1\" = mount ] && exec sleep 600\n"
+                        << "exec " << FLEXKIT_MUTANTS_DIR << "/mutant~none/none \"$@\"\n";
+  std::filesystem::permissions(driver, std::filesystem::perms::owner_all);
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = Flexconform(dir, {"--driver", driver, "--timeout", "10s", "-j", "1", "--focus",
+                                   "^(lifecycle/mount-only|idempotency/setup-verbs-repeated|"
+                                   "readonly/write-fails)\\b",
+                                   "--json", dir.Join("r.json")});
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_LT(took, std::chrono::seconds(25)) << "one 10 s hang, then 2 s ones";
+  const auto report = ReadReport(dir.Join("r.json"));
+  ASSERT_EQ(report["notes"].size(), 1u) << r.out;
+  const std::string note = report["notes"][0];
+  EXPECT_NE(note.find("mount hung (still running after 10 s) in "), std::string::npos) << note;
+  EXPECT_NE(note.find("gave mount 2 s, not 10 s; 2 more mount call(s) hung"), std::string::npos)
+      << note;
+  int explained = 0;
+  for (const auto& c : report["cases"]) {
+    for (const auto& f : c["findings"]) {
+      const std::string why = f["why"];
+      explained +=
+          why.find("mount still running after 2000 ms") != std::string::npos &&
+          why.find("(flexconform gave mount 2 s, not 10 s: it already hung for 10 s in ") !=
+              std::string::npos;
+    }
+  }
+  EXPECT_EQ(explained, 2) << r.out;
 }
 
 }  // namespace

@@ -48,6 +48,13 @@ TEST(Flexconform, UsageErrorsExitTwo) {
   EXPECT_EQ(listed.exit_code, 2);
   EXPECT_NE(listed.err.find("p.yaml:2: unknown key 'nodez'"), std::string::npos) << listed.err;
   EXPECT_EQ(listed.out, "") << "nothing is listed for a profile a run would refuse";
+  // A kubelet the cases cannot emulate is refused when the profile is read.
+  std::ofstream(dir.Join("old.yaml")) << "driver: /bin/true\nkubernetes: \"1.6\"\n";
+  auto old = RunProcess({Flexconform(), "--list", "--profile", dir.Join("old.yaml")});
+  EXPECT_EQ(old.exit_code, 2);
+  EXPECT_NE(old.err.find("old.yaml:2: kubernetes: '1.6' is not a kubelet the suite runs"),
+            std::string::npos)
+      << old.err;
 }
 
 // A driver kubelet would not register gets a verdict, not a usage error:
@@ -227,9 +234,53 @@ TEST(Flexconform, MergeJoinsTheShardsOfARunIntoOneReport) {
   EXPECT_EQ(all["cases"].size(), catalog);
   EXPECT_EQ(all["summary"]["cases"], catalog);
   EXPECT_TRUE(std::filesystem::exists(dir.Join("all.html")));
+  EXPECT_EQ(all["run"]["shard"], nlohmann::json::parse(R"({"index": 0, "total": 1})"));
+  EXPECT_EQ(ReadJson(dir.Join("1.json"))["run"]["shard"],
+            nlohmann::json::parse(R"({"index": 1, "total": 2})"));
+  // A lost upload never passes the gate.
+  auto lost =
+      RunProcess({Flexconform(), "merge", dir.Join("0.json"), "--junit", dir.Join("x.xml")});
+  EXPECT_EQ(lost.exit_code, 2) << lost.out;
+  EXPECT_NE(lost.err.find("flexconform merge: merge: shard 1/2 missing: the 1 report(s) given hold "
+                          "1 of the run's 2 shards"),
+            std::string::npos)
+      << lost.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.Join("x.xml")));
   auto twice = RunProcess({Flexconform(), "merge", dir.Join("0.json"), dir.Join("0.json")});
   EXPECT_EQ(twice.exit_code, 2);
-  EXPECT_NE(twice.err.find("is in both"), std::string::npos) << twice.err;
+  EXPECT_NE(twice.err.find("shard 0/2 is given twice"), std::string::npos) << twice.err;
+  // A shard of another run (another seed) is not this run's.
+  auto other = ReadJson(dir.Join("1.json"));
+  other["run"]["seed"] = other["run"]["seed"].get<std::uint64_t>() + 1;
+  std::ofstream(dir.Join("other.json")) << other.dump();
+  auto mixed = RunProcess({Flexconform(), "merge", dir.Join("0.json"), dir.Join("other.json")});
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.err.find("other.json is of another run: --seed"), std::string::npos) << mixed.err;
+}
+
+// --keep's run dir is the user's: the next run does not sweep it as a
+// killed run's.
+TEST(Flexconform, KeepsAKeptRunDirAcrossTheNextRun) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir;
+  const std::vector<std::string> run = {
+      Flexconform(), "--driver",   BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs"),
+      "--focus",     "init-reply", "--run-root",
+      dir.path()};
+  auto kept_run = run;
+  kept_run.push_back("--keep");
+  auto kept = RunProcess(kept_run);
+  ASSERT_EQ(kept.exit_code, 0) << kept.out << kept.err;
+  const std::string marker = "run directory kept: ";
+  const auto at = kept.out.find(marker);
+  ASSERT_NE(at, std::string::npos) << kept.out;
+  const std::string kept_dir =
+      kept.out.substr(at + marker.size(), kept.out.find('\n', at) - at - marker.size());
+  ASSERT_TRUE(std::filesystem::exists(kept_dir)) << kept_dir;
+  auto next = RunProcess(run);
+  EXPECT_EQ(next.exit_code, 0) << next.out << next.err;
+  EXPECT_TRUE(std::filesystem::exists(kept_dir)) << next.err;
+  EXPECT_EQ(next.err.find("swept"), std::string::npos) << next.err;
 }
 
 TEST(Flexconform, SweepsTheRunDirOfAKilledRun) {

@@ -145,6 +145,61 @@ TEST(Profile, AccessModeSaysWhetherSeveralNodesMayMountAVolume) {
   }
 }
 
+// The error ParseProfile throws for `yaml`, or "" when it accepts it.
+std::string ProfileError(const std::string& yaml) {
+  try {
+    ParseProfile(yaml, "p.yaml", "");
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Every mistake is found when the profile is read, with its file and line,
+// and says what would be right.
+TEST(Profile, MistakesAreRefusedAtLoadWithTheLineAndWhatWouldBeRight) {
+  EXPECT_EQ(ProfileError("driver: d\ntimeouts:\n  defualt: 1s\n"),
+            "p.yaml:3: unknown key 'defualt' in timeouts (did you mean 'default'?) (known: "
+            "default, init, getvolumename, attach, detach, waitforattach, isattached, "
+            "mountdevice, unmountdevice, mount, unmount, expandvolume, expandfs)");
+  EXPECT_EQ(ProfileError("driver: d\ntimeouts: {mount: 5s, mountdevise: 9s}\n")
+                .rfind("p.yaml:2: unknown key 'mountdevise' in timeouts (did you mean "
+                       "'mountdevice'?)",
+                       0),
+            0u);
+  EXPECT_EQ(
+      ProfileError("driver: d\nfixture:\n  kind: command\n  setup: x\n  nodestart: y\n")
+          .rfind("p.yaml:5: unknown key 'nodestart' in fixture (did you mean 'nodeStart'?)", 0),
+      0u);
+  EXPECT_EQ(ProfileError("driver: d\nvolumeOption: {size: 1Gi}\n")
+                .rfind("p.yaml:2: unknown key 'volumeOption' in the profile (did you mean "
+                       "'volumeOptions'?)",
+                       0),
+            0u);
+  EXPECT_EQ(ProfileError("driver: d\nskip:\n  lifecycle/mount-only: x\n  lifecycle/nonexistent: "
+                         "x\n"),
+            "p.yaml:4: skip: no case is named 'lifecycle/nonexistent' (flexconform --list names "
+            "them)");
+  EXPECT_EQ(ProfileError("driver: d\nskip: {lifecycle/mount-onyl: x}\n"),
+            "p.yaml:2: skip: no case is named 'lifecycle/mount-onyl' (did you mean "
+            "'lifecycle/mount-only'?) (flexconform --list names them)");
+  EXPECT_EQ(ProfileError("driver: d\ncapabilities: {attach: flase}\n"),
+            "p.yaml:2: capabilities.attach: expected a boolean (true or false), got 'flase'");
+  EXPECT_EQ(ProfileError("driver: d\nnodes: two\n"),
+            "p.yaml:2: nodes: expected an integer, got 'two'");
+  EXPECT_EQ(ProfileError("driver: d\nfsTypes: ext4\n"),
+            "p.yaml:2: fsTypes: expected a list of strings, got 'ext4'");
+  EXPECT_EQ(ProfileError("driver: d\nvolumeOptions: {size: [1, 2]}\n"),
+            "p.yaml:2: volumeOptions.size: expected a string, got a list");
+  // The kubelets the cases emulate, and nothing else.
+  for (const std::string version : {"1.7", "1.15", "current"})
+    EXPECT_EQ(ProfileError("driver: d\nkubernetes: \"" + version + "\"\n"), "") << version;
+  EXPECT_EQ(ProfileError("driver: d\nkubernetes: \"1.6\"\n"),
+            "p.yaml:2: kubernetes: '1.6' is not a kubelet the suite runs (did you mean '1.7'?) "
+            "(one of: 1.7, 1.15, current; older kubelets' calls are checked with flexsim "
+            "--kubernetes)");
+}
+
 TEST(Profile, EmptyInstallCommandIsRefused) {
   EXPECT_THROW(ParseProfile("driver: d\ninstall: []\n", "p.yaml", "/"), std::runtime_error);
 }

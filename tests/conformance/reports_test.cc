@@ -276,5 +276,132 @@ TEST(PrintedArgv, FormatCallsKeepsTheReadwriteKeyOfALongOptionsJson) {
   EXPECT_LT(printed.size(), 1200u) << printed;
 }
 
+CaseResult Failed(const std::string& name, std::vector<std::string> rules) {
+  CaseResult r;
+  r.name = name;
+  for (const auto& rule : rules) AddFinding(r, {Grade::kFail, rule, "why"});
+  return r;
+}
+
+CaseResult Passed(const std::string& name) {
+  CaseResult r;
+  r.name = name;
+  return r;
+}
+
+// Fixing a bug never fails the gate: a case that now gets further and
+// meets a defect the baseline saw elsewhere is still failing, not new.
+TEST(Baseline, ARuleBrokenAnywhereInTheBaselineIsStillFailingNotNew) {
+  const std::vector<CaseResult> before = {
+      Failed("readonly/write-fails", {"F18 (protocol §7: ro is honoured)"}),
+      Failed("sequence/exhaustive", {"F18 (protocol §7: ro is honoured)"}),
+      Failed("idempotency/unmount", {"F10 (protocol §7: unmount is idempotent)"}),
+      Passed("lifecycle/mount-only")};
+  // The ro bug fixed: the sequence gets further and meets the known F10;
+  // a case that passed now breaks F10 too (cited differently).
+  const std::vector<CaseResult> now = {
+      Passed("readonly/write-fails"),
+      Failed("sequence/exhaustive", {"F10 (protocol §7: unmount is idempotent)"}),
+      Failed("idempotency/unmount", {"F10 (protocol §7: unmount is idempotent)"}),
+      Failed("lifecycle/mount-only", {"F10 (rules R7: unmount is idempotent)"})};
+  const auto diff = CompareWithBaseline(before, now);
+  EXPECT_TRUE(diff.new_failures.empty()) << diff.new_failures.front();
+  EXPECT_EQ(diff.fixed, std::vector<std::string>{"readonly/write-fails"});
+  ASSERT_EQ(diff.still_failing.size(), 3u);
+  EXPECT_EQ(diff.still_failing[0], "sequence/exhaustive");
+  EXPECT_EQ(diff.still_failing[2],
+            "lifecycle/mount-only: FAIL now, PASS in the baseline; every rule it breaks is broken "
+            "there too (F10 (rules R7: unmount is idempotent), in idempotency/unmount)");
+  EXPECT_EQ(diff.verdicts.at("lifecycle/mount-only"), BaselineVerdict::kStillFailing);
+  // A rule the baseline never saw broken is new, wherever it is.
+  const auto worse = CompareWithBaseline(
+      before, {Failed("idempotency/unmount", {"F10 (protocol §7: unmount is idempotent)",
+                                              "F11 (protocol §7: unmount leaves nothing mounted)"}),
+               Failed("lifecycle/mount-only", {"F4 (protocol §3: Success exits 0)"})});
+  EXPECT_EQ(worse.new_failures,
+            (std::vector<std::string>{
+                "idempotency/unmount: newly breaks F11 (protocol §7: unmount leaves nothing "
+                "mounted)",
+                "lifecycle/mount-only: FAIL now, PASS in the baseline (F4 (protocol §3: Success "
+                "exits 0))"}));
+  EXPECT_EQ(RuleIdentity("F9 (protocol §7: mount is idempotent)"), "F9: mount is idempotent");
+  EXPECT_EQ(RuleIdentity("protocol §7: teardown succeeds"), "teardown succeeds");
+}
+
+// The gate's verdict is in the reports a CI reads: JUnit fails only what
+// is new (its failure count is the gate's), JSON says new/still/fixed.
+TEST(Baseline, TheVerdictGoesIntoJunitAndJson) {
+  RunSummary s;
+  s.results = {Failed("idempotency/unmount", {"F10 (protocol §7: unmount is idempotent)"}),
+               Failed("lifecycle/mount-only", {"F4 (protocol §3: Success exits 0)"}),
+               Passed("readonly/write-fails")};
+  RunInfo info = Info();
+  info.baseline = CompareWithBaseline(
+      {Failed("idempotency/unmount", {"F10 (protocol §7: unmount is idempotent)"}),
+       Failed("readonly/write-fails", {"F18 (protocol §7: ro is honoured)"}),
+       Passed("lifecycle/mount-only")},
+      s.results);
+  info.baseline->file = "old.json";
+  const std::string xml = JunitXml(s, info);
+  EXPECT_NE(xml.find("failures=\"1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<failure message=\"new against the baseline: F4"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<property name=\"verdict\" value=\"FAIL\"/><property name=\"baseline\" "
+                     "value=\"still failing\"/>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<system-out>FAIL, still failing: every rule it breaks is broken in the "
+                     "baseline old.json"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<property name=\"baseline\" value=\"fixed\"/>"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<property name=\"baseline.new\" value=\"1\"/>"), std::string::npos) << xml;
+  const auto doc = nlohmann::json::parse(JsonReport(s, info));
+  EXPECT_EQ(doc["baseline"]["report"], "old.json");
+  EXPECT_EQ(doc["baseline"]["new"].size(), 1u);
+  EXPECT_EQ(doc["baseline"]["fixed"], nlohmann::json::parse(R"(["readonly/write-fails"])"));
+  EXPECT_EQ(doc["cases"][0]["baseline"], "still failing");
+  EXPECT_EQ(doc["cases"][1]["baseline"], "new");
+  EXPECT_EQ(doc["cases"][2]["baseline"], "fixed");
+  flexkit::testing::TempDir dir;
+  const std::string path = dir.Join("r.json");
+  WriteReport(path, JsonReport(s, info));
+  EXPECT_EQ(flexkit::testing::ReportSchemaProblems(path), "");
+}
+
+// A flooding driver's output is kept at its head and tail, with its size.
+TEST(Reports, ACallsOutputIsClippedToItsHeadAndTailWithItsSize) {
+  CaseResult r = Sample().results[1];
+  const std::string flood = "HEAD" + std::string(1 << 20, 'x') + "TAIL";
+  r.transcript[0]["output"] = nlohmann::ordered_json::array(
+      {{{"stream", "combined"}, {"bytes", "{}"}}, {{"stream", "combined"}, {"bytes", flood}}});
+  const auto json = ResultToJson(r);
+  const auto& call = json["transcript"][0];
+  EXPECT_EQ(call["output_bytes"], flood.size() + 2);
+  std::string kept;
+  for (const auto& c : call["output"]) kept += c["bytes"].get<std::string>();
+  EXPECT_LT(kept.size(), 17000u);
+  EXPECT_EQ(kept.rfind("{}HEAD", 0), 0u);
+  EXPECT_EQ(kept.substr(kept.size() - 4), "TAIL");
+  EXPECT_NE(kept.find("[flexconform left out " + std::to_string(flood.size() + 2 - 16384) + " of " +
+                      std::to_string(flood.size() + 2) + " bytes of output here]"),
+            std::string::npos);
+  // Read back (from a worker, a shard) and written again, it stays as it was.
+  EXPECT_EQ(ResultToJson(ResultFromJson(json))["transcript"], json["transcript"]);
+  // A short output is kept whole.
+  EXPECT_FALSE(ResultToJson(Sample().results[1])["transcript"][0].contains("output_bytes"));
+}
+
+// --quiet: nothing for a PASS, one line for anything else.
+TEST(Reports, QuietConsolePrintsOneLinePerCaseThatIsNotPass) {
+  std::ostringstream out;
+  ConsoleReporter console(out, false, true);
+  const auto s = Sample();
+  for (std::size_t i = 0; i < s.results.size(); ++i) console.CaseFinished(s.results[i], i, 4);
+  EXPECT_EQ(out.str(),
+            "[2/4] FAIL secrets/b: F21: reply has <secret> & \"quotes\"\n"
+            "[3/4] SKIP lifecycle/c: capability: attach:false\n"
+            "[4/4] WARN protocol/d: Not supported with exit 1\n");
+}
+
 }  // namespace
 }  // namespace flexkit::conform
