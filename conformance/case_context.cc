@@ -239,13 +239,13 @@ Finding CaseContext::CheckSuccessIsTrue(sim::Node& n, const sim::Args& args) {
 
 void CaseContext::CheckMounted(sim::Node& n, const std::string& verb, const std::string& target,
                                bool read_only) {
-  constexpr const char* kRule = kSuccessIsTrueRule;
   const bool directory = profile_.pod_volume_is_directory;
   if (directory && !n.filesystem().PathExists(target)) {
-    Fail(kRule, verb + " answered Success but " + target + " is gone (podVolume: directory)");
+    Fail(kSuccessIsTrueRule,
+         verb + " answered Success but " + target + " is gone (podVolume: directory)");
   }
   if (!directory && !n.filesystem().IsMountPoint(target)) {
-    Fail(kRule, verb + " answered Success but " + target + " is not a mount point");
+    Fail(kSuccessIsTrueRule, verb + " answered Success but " + target + " is not a mount point");
   }
   std::error_code ec;
   const std::string real = HostPath(n, target);
@@ -253,7 +253,8 @@ void CaseContext::CheckMounted(sim::Node& n, const std::string& verb, const std:
     std::filesystem::directory_iterator it(real, ec);
     if (ec) {
       RecordCheck(n, "read", target, ec.message());
-      Fail(kRule, verb + " answered Success but " + target + " cannot be read: " + ec.message());
+      Fail(kSuccessIsTrueRule,
+           verb + " answered Success but " + target + " cannot be read: " + ec.message());
     }
     return;
   }
@@ -269,7 +270,8 @@ void CaseContext::CheckMounted(sim::Node& n, const std::string& verb, const std:
     // the pod: a WARN, while one that cannot even be listed FAILs.
     if (!Listable(n, target)) {
       RecordCheck(n, "write", probe, e.what());
-      Fail(kRule, verb + " answered Success but " + target + " is not usable: " + e.what());
+      Fail(kSuccessIsTrueRule,
+           verb + " answered Success but " + target + " is not usable: " + e.what());
     }
     Warn(verb + ": " + target + " is mounted but not writable: " + e.what());
     return;
@@ -277,7 +279,7 @@ void CaseContext::CheckMounted(sim::Node& n, const std::string& verb, const std:
   std::filesystem::remove(HostPath(n, probe), ec);
   if (back != content) {
     RecordCheck(n, "read back", probe, "read back '" + back + "'");
-    Fail(kRule,
+    Fail(kSuccessIsTrueRule,
          verb + " answered Success but a file written in " + target + " read back '" + back + "'");
   }
 }

@@ -25,6 +25,18 @@ std::string Partitionable(const DriverProfile& p) {
   return "";
 }
 
+void CheckDataKept(CaseContext& c, const PodVolume& v, const std::string& file,
+                   const std::string& when, const std::string& rule) {
+  std::string back;
+  try {
+    back = v.node->filesystem().ReadFile(v.pod_dir + "/" + file);
+  } catch (const std::exception& e) {
+    c.Fail(rule, "read " + file + " " + when + ": " + e.what());
+  }
+  if (back != "flexconform " + v.spec.name + "\n")
+    c.Fail(rule, file + " read back '" + back + "' " + when);
+}
+
 bool WriteGoesThrough(CaseContext& c, sim::Node& n, const std::string& dir) {
   const std::string path = dir + "/must-not-exist";
   try {

@@ -84,6 +84,10 @@ void AddMetricsCases(std::vector<Case>& cases);
 // is usable); FAIL otherwise.
 void CheckDataRoundTrip(CaseContext& c, const PodVolume& v,
                         const std::string& file = "flexconform.txt");
+// Reads back a file CheckDataRoundTrip wrote earlier, after `when` (a
+// resize, a kubelet restart): FAIL under `rule` when it is gone or differs.
+void CheckDataKept(CaseContext& c, const PodVolume& v, const std::string& file,
+                   const std::string& when, const std::string& rule);
 // Tries a write into `dir`, where read-only was asked: true when it goes
 // through (recorded as a failed check, and the file removed again).
 bool WriteGoesThrough(CaseContext& c, sim::Node& n, const std::string& dir);

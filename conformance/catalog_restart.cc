@@ -40,20 +40,6 @@ bool Reconstruct(CaseContext& c, sim::Node& n, const sim::OnDiskVolume& v) {
   return false;
 }
 
-void ReadBack(CaseContext& c, const PodVolume& v, const std::string& file,
-              const std::string& when) {
-  std::string back;
-  try {
-    back = v.node->filesystem().ReadFile(v.pod_dir + "/" + file);
-  } catch (const std::exception& e) {
-    c.Fail("protocol §7: a mounted volume keeps its data",
-           "read " + file + " " + when + ": " + e.what());
-  }
-  if (back != "flexconform " + v.spec.name + "\n")
-    c.Fail("protocol §7: a mounted volume keeps its data",
-           file + " read back '" + back + "' " + when);
-}
-
 // kubelet restarts while the pod runs: its volume is reconstructed and
 // MountVolume runs again with device path "". With kubelet-managed attach
 // node status never supplies the device, so a waitforattach that cannot
@@ -89,7 +75,8 @@ void RemountAfterKubeletRestart(CaseContext& c) {
     c.Fail(kRemountRule,
            "MountVolume after a kubelet restart failed at " + failed->verb + ": " + failed->error);
   }
-  ReadBack(c, v, "before-restart.txt", "after a kubelet restart");
+  CheckDataKept(c, v, "before-restart.txt", "after a kubelet restart",
+                "protocol §7: a mounted volume keeps its data");
   TearDownAll(c);
 }
 
