@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "conformance/background_process.h"
+#include "platform/read_file.h"
 
 namespace flexkit::conform {
 namespace {
@@ -52,25 +53,14 @@ std::map<std::string, std::string> LoopBackingFiles() {
   for (const auto& e : std::filesystem::directory_iterator("/sys/block", ec)) {
     const std::string name = e.path().filename().string();
     if (name.rfind("loop", 0) != 0) continue;
-    std::ifstream in(e.path() / "loop" / "backing_file");
-    std::string backing;
-    if (in && std::getline(in, backing)) out[name] = backing;
+    const std::string backing = platform::ReadFirstLine(e.path() / "loop" / "backing_file");
+    if (!backing.empty()) out[name] = backing;
   }
   return out;
 }
 
 std::string LoopAttribute(const std::string& name, const std::string& attribute) {
-  std::ifstream in("/sys/block/" + name + "/loop/" + attribute);
-  std::string value;
-  std::getline(in, value);
-  return value;
-}
-
-std::string FirstLine(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::string line;
-  std::getline(in, line);
-  return line;
+  return platform::ReadFirstLine("/sys/block/" + name + "/loop/" + attribute);
 }
 
 // "" when the process is gone or a zombie.
@@ -205,9 +195,9 @@ HostSnapshot TakeHostSnapshot(const std::string& run_dir, pid_t root) {
   for (const auto& e : std::filesystem::directory_iterator("/sys/block", ec)) {
     const std::string name = e.path().filename().string();
     if (name.rfind("dm-", 0) == 0) {
-      s.dm[name] = FirstLine(e.path() / "dm" / "name");
+      s.dm[name] = platform::ReadFirstLine(e.path() / "dm" / "name");
     } else if (name.rfind("nbd", 0) == 0) {
-      const std::string pid = FirstLine(e.path() / "pid");  // only while connected
+      const std::string pid = platform::ReadFirstLine(e.path() / "pid");  // only while connected
       if (!pid.empty()) s.nbd[name] = pid;
     }
   }

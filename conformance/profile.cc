@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "conformance/default_profiles.h"
+#include "platform/read_file.h"
 
 namespace flexkit::conform {
 namespace {
@@ -258,11 +259,13 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
 }
 
 DriverProfile LoadProfile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("read profile " + path + ": cannot open");
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseProfile(text.str(), path, std::filesystem::path(path).parent_path().string());
+  std::string text;
+  try {
+    text = platform::ReadWholeFile(path);
+  } catch (const std::system_error& e) {
+    throw std::runtime_error("read profile: " + std::string(e.what()));
+  }
+  return ParseProfile(text, path, std::filesystem::path(path).parent_path().string());
 }
 
 DriverProfile ResolveProfile(const ProfileChoice& choice) {

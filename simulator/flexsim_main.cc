@@ -9,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "platform/read_file.h"
 #include "simulator/call_command.h"
 #include "simulator/judge.h"
 #include "simulator/recording.h"
@@ -24,20 +25,20 @@ constexpr auto kJsonErrors = nlohmann::json::error_handler_t::replace;
 
 // Exit codes: 0 the command ran (whatever the verdict), 2 usage or I/O error.
 int RunJudge(const std::string& verb, int exit_code, const std::string& output_file, bool strict) {
-  std::ifstream in(output_file, std::ios::binary);
-  if (!in) {
-    std::cerr << "flexsim judge: read " << output_file << ": cannot open\n";
+  std::string output;
+  try {
+    output = flexkit::platform::ReadWholeFile(output_file);
+  } catch (const std::system_error& e) {
+    std::cerr << "flexsim judge: " << e.what() << "\n";
     return 2;
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
   ExitStatus exit;
   if (exit_code < 0) {
     exit.signal = -exit_code;
   } else {
     exit.exit_code = exit_code;
   }
-  auto verdict = flexkit::sim::Judge(verb, exit, buffer.str());
+  auto verdict = flexkit::sim::Judge(verb, exit, output);
   std::cout << flexkit::sim::VerdictToJson(verdict, strict).dump(-1, ' ', false, kJsonErrors)
             << "\n";
   return 0;

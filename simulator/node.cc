@@ -25,8 +25,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "platform/process_launch.h"
+#include "platform/read_file.h"
 #include "simulator/mount_table.h"
-#include "simulator/process_launch.h"
 
 namespace flexkit::sim {
 namespace {
@@ -50,7 +51,8 @@ int RunInNamespace(int ns_fd, Op op) {
     int err = 0;
     // An fs_struct of our own first: setns(CLONE_NEWNS) refuses a shared one
     // (TSan starts a helper thread in forked children).
-    if (::unshare(CLONE_FS) != 0 || ::setns(ns_fd, kNodeNamespaces) != 0 || op() != 0) err = errno;
+    if (::unshare(CLONE_FS) != 0 || ::setns(ns_fd, platform::kJoinedNamespaces) != 0 || op() != 0)
+      err = errno;
     ssize_t ignored = ::write(pipe_fds[1], &err, sizeof err);
     (void)ignored;
     ::_exit(0);
@@ -301,7 +303,7 @@ void NamespaceFilesystem::FormatAndMount(const std::string& device, const std::s
   const std::string existing = *probed;
   if (existing.empty()) {
     const std::string mkfs = "/sbin/mkfs." + type;
-    const int rc = LaunchAndWait(
+    const int rc = platform::LaunchAndWait(
         {.executable = mkfs, .args = {"-q", device}, .namespace_fd = holder_.namespace_fd()});
     if (rc != 0) {
       throw FilesystemError("format " + device + " as " + type + " (node " + node_name_ +
@@ -319,7 +321,7 @@ void NamespaceFilesystem::ResizeFs(const std::string& device, const std::string&
                            mount_path + " (node " + node_name_ + ")";
   const auto type = device.empty() ? std::nullopt : FilesystemOn(device);
   if (!type) throw FilesystemError(what + ": cannot probe the device", EIO);
-  LaunchSpec launch{.namespace_fd = holder_.namespace_fd()};
+  platform::LaunchSpec launch{.namespace_fd = holder_.namespace_fd()};
   if (type->rfind("ext", 0) == 0) {
     launch.executable = "/sbin/resize2fs";
     launch.args = {device};
@@ -330,7 +332,7 @@ void NamespaceFilesystem::ResizeFs(const std::string& device, const std::string&
     throw FilesystemError(what + ": kubelet's resize does not know filesystem '" + *type + "'",
                           EINVAL);
   }
-  const int rc = LaunchAndWait(launch);
+  const int rc = platform::LaunchAndWait(launch);
   if (rc != 0) {
     throw FilesystemError(
         what + ": " + launch.executable +
@@ -386,16 +388,12 @@ void NamespaceFilesystem::WriteFile(const std::string& path, const std::string& 
 }
 
 std::string NamespaceFilesystem::ReadFile(const std::string& path) {
-  const std::string real = InNamespace(path);
-  errno = 0;
-  std::ifstream in(real, std::ios::binary);
-  if (!in) {
-    int err = errno != 0 ? errno : EIO;
+  try {
+    return platform::ReadWholeFile(InNamespace(path));
+  } catch (const std::system_error& e) {
+    const int err = e.code().value();
     throw FilesystemError("read " + path + " (node " + node_name_ + "): " + Why(err), err);
   }
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 }  // namespace flexkit::sim

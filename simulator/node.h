@@ -30,7 +30,7 @@ class NamespaceHolder {
   virtual void Stop() = 0;
   virtual bool running() const = 0;
   virtual pid_t holder_pid() const = 0;  // -1 when there is no process
-  // A pidfd of the holder: setns(fd, kNodeNamespaces) joins the node. -1
+  // A pidfd of the holder: setns(fd, platform::kJoinedNamespaces) joins the node. -1
   // while stopped, or in memory.
   virtual int namespace_fd() const = 0;
   virtual std::vector<pid_t> Processes() const = 0;  // in the namespace, the holder aside

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "platform/read_file.h"
 #include "simulator/boost_process_runner.h"
 
 namespace flexkit::sim {
@@ -33,14 +34,6 @@ std::pair<std::string, std::string> PodRef(const std::string& ref) {
   auto slash = ref.find('/');
   if (slash == std::string::npos) return {"default", ref};
   return {ref.substr(0, slash), ref.substr(slash + 1)};
-}
-
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("read " + path.string() + ": cannot open");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::vector<std::string> Sorted(std::vector<std::string> v) {
@@ -72,7 +65,7 @@ class Runner {
       c_.Apply(ParseManifest(arg.as<std::string>()));
       Settle();
     } else if (op == "applyFile") {
-      c_.Apply(ParseManifest(ReadText(base_ / arg.as<std::string>())));
+      c_.Apply(ParseManifest(platform::ReadWholeFile(base_ / arg.as<std::string>())));
       Settle();
     } else if (op == "deletePod") {
       auto [ns, name] = PodRef(arg.as<std::string>());
@@ -382,7 +375,7 @@ ScenarioResult RunScenario(const std::string& scenario_path, const ScenarioOptio
 
 ScenarioResult ApplyManifest(const std::string& manifest_path, const std::string& driver,
                              const ScenarioOptions& options) {
-  Manifest manifest = ParseManifest(ReadText(manifest_path));
+  Manifest manifest = ParseManifest(platform::ReadWholeFile(manifest_path));
   BoostProcessRunner process_runner;
   ClusterConfig config;
   config.run_dir = options.run_dir;
