@@ -93,6 +93,9 @@ Node::Node(std::string name, const std::string& run_dir, std::map<std::string, s
   filesystem_ =
       filesystem ? std::move(filesystem) : std::make_unique<NamespaceFilesystem>(*holder_, name_);
   holder_->Start(name_);
+  // The holder made its mounts private before it answered: nothing the
+  // host mounts from now on reaches the namespace.
+  mounts_at_start_ = holder_->Mounts();
 }
 
 Node::~Node() { Crash(); }
@@ -100,6 +103,7 @@ Node::~Node() { Crash(); }
 void Node::Restart() {
   holder_->Stop();
   holder_->Start(name_);
+  mounts_at_start_ = holder_->Mounts();
 }
 
 void ProcessNamespaceHolder::Start(const std::string& node) {
