@@ -37,8 +37,8 @@ Run Flexconform(const TempDir& dir, std::vector<std::string> args) {
   options.deadline = std::chrono::seconds(300);
   Run run;
   run.process = flexkit::testing::RunProcess(args, options);
-  const auto doc = nlohmann::json::parse(flexkit::testing::ReadFileText(dir.Join("r.json")),
-                                         nullptr, false);
+  const auto doc =
+      nlohmann::json::parse(flexkit::testing::ReadFileText(dir.Join("r.json")), nullptr, false);
   if (doc.is_discarded()) return run;
   for (const auto& c : doc["cases"]) {
     run.verdicts[c["name"]] = c["verdict"];
@@ -71,12 +71,19 @@ TEST(FlexconformBlame, AHostMountMadeWhileACaseRunsIsNotTheCases) {
   ASSERT_EQ(::symlink((kDrivers + "/shared-dir-attach.sh").c_str(), dir.Join("clean").c_str()), 0);
   WriteExecutable(plugin + "/hostmount",
                   "#!/bin/sh\n"
-                  "if [ \"$1\" = mountdevice ] && [ ! -e '" + host.Join("asked") + "' ]; then\n"
-                  "  : >'" + host.Join("asked") + "'\n"
-                  "  i=0; while [ ! -e '" + host.Join("mounted") + "' ] && [ $i -lt 100 ]; do\n"
-                  "    sleep 0.05; i=$((i+1)); done\n"
-                  "fi\n"
-                  "exec '" + dir.Join("clean") + "' \"$@\"\n");
+                  "if [ \"$1\" = mountdevice ] && [ ! -e '" +
+                      host.Join("asked") +
+                      "' ]; then\n"
+                      "  : >'" +
+                      host.Join("asked") +
+                      "'\n"
+                      "  i=0; while [ ! -e '" +
+                      host.Join("mounted") +
+                      "' ] && [ $i -lt 100 ]; do\n"
+                      "    sleep 0.05; i=$((i+1)); done\n"
+                      "fi\n"
+                      "exec '" +
+                      dir.Join("clean") + "' \"$@\"\n");
   bool mounted = false;
   std::thread other_program([&] {
     for (int i = 0; i < 6000 && !std::ifstream(host.Join("asked")); ++i)
@@ -84,8 +91,8 @@ TEST(FlexconformBlame, AHostMountMadeWhileACaseRunsIsNotTheCases) {
     mounted = ::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=1m") == 0;
     std::ofstream(host.Join("mounted")) << "";
   });
-  auto run = Flexconform(dir, {"--driver", plugin + "/hostmount", "--focus",
-                               std::string("^") + kRestartCase + " "});
+  auto run = Flexconform(
+      dir, {"--driver", plugin + "/hostmount", "--focus", std::string("^") + kRestartCase + " "});
   other_program.join();
   if (mounted) ::umount2(mount_point.c_str(), MNT_DETACH);
   ASSERT_TRUE(mounted) << "the driver never reached mountdevice: " << run.process.out;
