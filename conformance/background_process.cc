@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "simulator/process_launch.h"
+#include "platform/process_launch.h"
 
 namespace flexkit::conform {
 namespace {
@@ -30,12 +30,12 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path,
     throw std::runtime_error("start " + argv[0] + ": open " + log_path + ": " +
                              std::strerror(errno));
   }
-  const sim::Launched child = sim::Launch({.executable = argv[0],
-                                           .args = {argv.begin() + 1, argv.end()},
-                                           .env_overrides = env,
-                                           .stdout_fd = log,
-                                           .stderr_fd = log,
-                                           .parent_death_signal = SIGKILL});
+  const platform::Launched child = platform::Launch({.executable = argv[0],
+                                                     .args = {argv.begin() + 1, argv.end()},
+                                                     .env_overrides = env,
+                                                     .stdout_fd = log,
+                                                     .stderr_fd = log,
+                                                     .parent_death_signal = SIGKILL});
   ::close(log);
   if (child.pid < 0) throw ExecFailed("start " + argv[0] + ": " + child.error);
   return child.pid;

@@ -1,6 +1,6 @@
 #pragma once
 // A long-lived helper process (a fixture's cloud or daemon), started by
-// sim::Launch (simulator/process_launch.h): its own process group, stdout
+// platform::Launch (platform/process_launch.h): its own process group, stdout
 // and stderr to a log file, killed with its parent (PR_SET_PDEATHSIG) so a
 // killed flexconform leaves none behind, and stopped with SIGTERM then
 // SIGKILL.

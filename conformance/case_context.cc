@@ -76,7 +76,6 @@ sim::CallSettings SettingsWithDeadline(sim::Millis deadline) {
   // kubelet's own waitforattach timer stays longer than the harness's, so a
   // stuck waitforattach is reported by the harness with the call's output.
   settings.waitforattach_timeout = deadline * 2;
-  settings.kill_grace = std::chrono::seconds(1);
   return settings;
 }
 

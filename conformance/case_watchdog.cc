@@ -13,16 +13,10 @@
 #include <vector>
 
 #include "conformance/leak_audit.h"
+#include "platform/read_file.h"
 
 namespace flexkit::conform {
 namespace {
-
-std::string FirstLineOf(const std::string& file) {
-  std::ifstream in(file);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
 
 // The system calls a stalled harness is usually found in, by the numbers
 // /proc/<tid>/syscall gives (this architecture's).
@@ -70,8 +64,8 @@ std::string SyscallName(const std::string& syscall_line) {
 
 // "in pipe_read (read)": where a task sleeps in the kernel, and the call.
 std::string TaskWait(const std::string& task_dir) {
-  const std::string wchan = FirstLineOf(task_dir + "/wchan");
-  const std::string call = SyscallName(FirstLineOf(task_dir + "/syscall"));
+  const std::string wchan = platform::ReadFirstLine(task_dir + "/wchan");
+  const std::string call = SyscallName(platform::ReadFirstLine(task_dir + "/syscall"));
   std::string out = wchan.empty() || wchan == "0" ? "running" : "in " + wchan;
   if (!call.empty() && call != "running") out += " (" + call + ")";
   return out;
@@ -120,7 +114,7 @@ std::optional<Progress> ReadProgress(const std::string& path) {
   p.at =
       std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::microseconds>(
           std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
-  p.last = FirstLineOf(path);
+  p.last = platform::ReadFirstLine(path);
   return p;
 }
 

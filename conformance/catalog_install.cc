@@ -25,22 +25,13 @@
 
 #include "conformance/background_process.h"
 #include "conformance/catalog.h"
+#include "platform/read_file.h"
 #include "simulator/plugin_name.h"
 
 namespace flexkit::conform {
 namespace {
 
 namespace fs = std::filesystem;
-
-// In one sized read: a driver binary is megabytes, which an
-// istreambuf_iterator copies a character at a time.
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::error_code ec;
-  std::string text(static_cast<std::size_t>(fs::file_size(path, ec)), '\0');
-  if (ec || !in.read(text.data(), static_cast<std::streamsize>(text.size()))) return "";
-  return text;
-}
 
 // The driver's own folder when it is a plugin folder (its helpers belong
 // to the install), otherwise none: only the executable is installed.
@@ -112,7 +103,7 @@ void HotInstall(CaseContext& c) {
          "done",
          "installer", folder_src ? folder_src->string() : "", c.profile().driver, exe,
          dir.string()});
-    expected_final = ReadAll(c.profile().driver);
+    expected_final = platform::ReadWholeFile(c.profile().driver);
   } else {
     const auto copies = DistinctCopies(c, folder, exe);
     for (int i = 0; i < kInstalls; ++i) {
@@ -123,7 +114,7 @@ void HotInstall(CaseContext& c) {
       }
       installs.push_back(argv);
     }
-    expected_final = ReadAll(copies[(kInstalls - 1) % 2]);
+    expected_final = platform::ReadWholeFile(copies[(kInstalls - 1) % 2]);
   }
 
   auto installer = std::async(std::launch::async, [&]() -> std::string {
@@ -148,7 +139,7 @@ void HotInstall(CaseContext& c) {
       throw std::runtime_error("the suite's installer failed: " + error);
     c.Fail(rule, "the driver's installer failed: " + error);
   }
-  if (ReadAll(target) != expected_final) {
+  if (!fs::is_regular_file(target) || platform::ReadWholeFile(target) != expected_final) {
     c.Fail(rule, "after the last install, " + target.string() +
                      " does not hold the installed executable");
   }

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "conformance/case_context.h"
+#include "conformance/leak_audit.h"
 #include "simulator/boost_process_runner.h"
 
 namespace flexkit::conform {
@@ -14,6 +15,9 @@ std::string Clip(std::string text) {
   if (text.size() > 400) text = text.substr(0, 400) + "...";
   return text.empty() ? "(no output)" : text;
 }
+
+// In every hook's environment: what a hook starts is the fixture's.
+constexpr char kHookMark[] = "FLEXCONFORM_FIXTURE_HOOK";
 
 class CommandFixture : public Fixture {
  public:
@@ -56,7 +60,19 @@ class CommandFixture : public Fixture {
     return problems;
   }
 
-  std::vector<pid_t> Pids() const override { return {}; }
+  // The node agents a hook left running (a daemon per node, say), found
+  // by the mark every hook's environment carries, which what they fork
+  // inherits.
+  std::vector<pid_t> Pids() const override {
+    std::vector<pid_t> pids;
+    for (auto* n : nodes_) {
+      if (!n->running()) continue;
+      for (pid_t p : n->ProcessesInNamespace()) {
+        if (HasEnvKey(p, kHookMark)) pids.push_back(p);
+      }
+    }
+    return pids;
+  }
 
   bool Has(const std::string& hook) const override { return spec_.hooks.count(hook) > 0; }
 
@@ -95,7 +111,8 @@ class CommandFixture : public Fixture {
     sim::ProcessSpec spec;
     spec.executable = "/bin/sh";
     spec.args = {"-c", text};
-    spec.env_overrides = {{"FLEXCONFORM_CASE_DIR", case_dir_}, {"FLEXCONFORM_NODES", names_}};
+    spec.env_overrides = {
+        {"FLEXCONFORM_CASE_DIR", case_dir_}, {"FLEXCONFORM_NODES", names_}, {kHookMark, hook}};
     if (n) {
       spec.env_overrides["FLEXCONFORM_NODE"] = n->name();
       if (in_namespace && n->running()) spec.namespace_fd = n->namespace_fd();

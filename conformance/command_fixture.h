@@ -6,8 +6,10 @@
 // stopping and starting (crash, restart), its network to the backend cut
 // and healed (partition, heal), and the backend's own record of what is
 // attached where (attachments). Each is `sh -c` with {{node}}, {{nodes}}
-// and {{case_dir}} substituted and FLEXCONFORM_CASE_DIR, FLEXCONFORM_NODES
-// and FLEXCONFORM_NODE in its environment. A hook that exits non-zero,
+// and {{case_dir}} substituted and FLEXCONFORM_CASE_DIR, FLEXCONFORM_NODES,
+// FLEXCONFORM_NODE and FLEXCONFORM_FIXTURE_HOOK (the hook's name) in its
+// environment; what a hook leaves running in a node's namespace, and what
+// that forks, is the fixture's, never a leak of the case. A hook that exits non-zero,
 // runs past its deadline or prints what it should not ends the case as a
 // fixture error naming the hook and quoting its output.
 #include <memory>

@@ -11,7 +11,7 @@
 
 #include "conformance/background_process.h"
 #include "conformance/command_fixture.h"
-#include "conformance/unix_http.h"
+#include "platform/unix_http.h"
 
 namespace flexkit::conform {
 
@@ -167,7 +167,7 @@ class ConvoyFakeFixture : public Fixture {
  private:
   static void WaitForSocket(const std::string& path, BackgroundProcess& p) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!UnixSocketListening(path)) {
+    while (!platform::UnixSocketListening(path)) {
       if (!p.running())
         throw std::runtime_error("convoy-fake exited before listening on " + path +
                                  " (see its .log beside it)");
@@ -217,7 +217,8 @@ class ConvoyFakeFixture : public Fixture {
 
   nlohmann::json Admin(const std::string& method, const std::string& path,
                        const std::string& body) {
-    const HttpReply reply = UnixHttpRequest(dir_ + "/cloud.sock", method, path, body);
+    const platform::HttpReply reply =
+        platform::UnixHttpRequest(dir_ + "/cloud.sock", method, path, body);
     auto doc = nlohmann::json::parse(reply.body, nullptr, false);
     if (doc.is_discarded())
       throw std::runtime_error("convoy-fake admin " + method + " " + path + ": HTTP " +

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "conformance/background_process.h"
+#include "platform/read_file.h"
 
 namespace flexkit::conform {
 namespace {
@@ -52,25 +53,14 @@ std::map<std::string, std::string> LoopBackingFiles() {
   for (const auto& e : std::filesystem::directory_iterator("/sys/block", ec)) {
     const std::string name = e.path().filename().string();
     if (name.rfind("loop", 0) != 0) continue;
-    std::ifstream in(e.path() / "loop" / "backing_file");
-    std::string backing;
-    if (in && std::getline(in, backing)) out[name] = backing;
+    const std::string backing = platform::ReadFirstLine(e.path() / "loop" / "backing_file");
+    if (!backing.empty()) out[name] = backing;
   }
   return out;
 }
 
 std::string LoopAttribute(const std::string& name, const std::string& attribute) {
-  std::ifstream in("/sys/block/" + name + "/loop/" + attribute);
-  std::string value;
-  std::getline(in, value);
-  return value;
-}
-
-std::string FirstLine(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::string line;
-  std::getline(in, line);
-  return line;
+  return platform::ReadFirstLine("/sys/block/" + name + "/loop/" + attribute);
 }
 
 // "" when the process is gone or a zombie.
@@ -205,9 +195,9 @@ HostSnapshot TakeHostSnapshot(const std::string& run_dir, pid_t root) {
   for (const auto& e : std::filesystem::directory_iterator("/sys/block", ec)) {
     const std::string name = e.path().filename().string();
     if (name.rfind("dm-", 0) == 0) {
-      s.dm[name] = FirstLine(e.path() / "dm" / "name");
+      s.dm[name] = platform::ReadFirstLine(e.path() / "dm" / "name");
     } else if (name.rfind("nbd", 0) == 0) {
-      const std::string pid = FirstLine(e.path() / "pid");  // only while connected
+      const std::string pid = platform::ReadFirstLine(e.path() / "pid");  // only while connected
       if (!pid.empty()) s.nbd[name] = pid;
     }
   }
@@ -369,7 +359,11 @@ std::vector<std::string> CompareNode(const sim::Node& node, const NodeSnapshot& 
                                      const NodeSnapshot& after,
                                      const std::set<pid_t>& fixture_pids) {
   std::vector<std::string> leaks;
-  for (const auto& m : sim::MountsAdded(before.mounts, after.mounts)) {
+  // Only what was mounted on the node: a restart's fresh namespace copies
+  // the host's mounts, another program's among them, which are not the
+  // case's (the host audit judges the host's by the case's marks).
+  const auto added = sim::MountsAdded(before.mounts, after.mounts);
+  for (const auto& m : sim::MountsAdded(*node.MountsAtStart(), added)) {
     leaks.push_back(node.name() + ": mount left: " + m.source + " on " + m.target + " (" +
                     m.fs_type + ")");
   }
@@ -381,10 +375,15 @@ std::vector<std::string> CompareNode(const sim::Node& node, const NodeSnapshot& 
   // gives the namespace a moment, as for a pending loop detach.
   std::vector<pid_t> left;
   for (pid_t p : node.ProcessesInNamespace()) {
-    if (fixture_pids.count(p)) continue;
-    // The fixture's daemons run under nsenter: their children are theirs.
-    if (auto stat = ReadProcStat(p); stat && fixture_pids.count(stat->ppid)) continue;
-    left.push_back(p);
+    // The fixture's daemons (run under nsenter, or by a hook) and
+    // whatever they fork are theirs.
+    bool fixtures = false;
+    for (pid_t q = p; q > 1 && !fixtures;) {
+      fixtures = fixture_pids.count(q) > 0;
+      const auto stat = ReadProcStat(q);
+      q = stat ? stat->ppid : 0;
+    }
+    if (!fixtures) left.push_back(p);
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   auto alive = [](pid_t p) {
@@ -401,6 +400,16 @@ std::vector<std::string> CompareNode(const sim::Node& node, const NodeSnapshot& 
                     " " + CommandLine(p));
   }
   return leaks;
+}
+
+bool HasEnvKey(pid_t pid, const std::string& key) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string e;
+  while (std::getline(in, e, '\0')) {
+    if (e.size() > key.size() && e.compare(0, key.size(), key) == 0 && e[key.size()] == '=')
+      return true;
+  }
+  return false;
 }
 
 }  // namespace flexkit::conform

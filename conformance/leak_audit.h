@@ -92,9 +92,16 @@ NodeSnapshot TakeNodeSnapshot(const sim::Node& node);
 
 // "what leaked" lines under the run dir alone; empty when nothing did.
 std::vector<std::string> CompareHost(const HostSnapshot& before, const HostSnapshot& after);
+// A node's leaks: mounts made on the node since `before` (not those its
+// namespace copied from the host at a restart: Node::MountsAtStart), files
+// added, and processes left in its namespace other than `fixture_pids` and
+// their descendants (the fixture's agents and what they fork).
 std::vector<std::string> CompareNode(const sim::Node& node, const NodeSnapshot& before,
                                      const NodeSnapshot& after,
                                      const std::set<pid_t>& fixture_pids);
+
+// True when process `pid`'s environment holds an entry `key`=... .
+bool HasEnvKey(pid_t pid, const std::string& key);
 
 // A loop device detached while another process holds it open (a
 // concurrent `losetup -f` probing it, a blkid) stays bound, flagged

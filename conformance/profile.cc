@@ -13,6 +13,7 @@
 
 #include "conformance/catalog.h"
 #include "conformance/default_profiles.h"
+#include "platform/read_file.h"
 #include "simulator/version_profile.h"
 
 namespace flexkit::conform {
@@ -395,11 +396,13 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
 }
 
 DriverProfile LoadProfile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("read profile " + path + ": cannot open");
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseProfile(text.str(), path, std::filesystem::path(path).parent_path().string());
+  std::string text;
+  try {
+    text = platform::ReadWholeFile(path);
+  } catch (const std::system_error& e) {
+    throw std::runtime_error("read profile: " + std::string(e.what()));
+  }
+  return ParseProfile(text, path, std::filesystem::path(path).parent_path().string());
 }
 
 DriverProfile ResolveProfile(const ProfileChoice& choice) {

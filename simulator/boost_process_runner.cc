@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <system_error>
 
-#include "simulator/process_launch.h"
+#include "platform/process_launch.h"
 
 namespace flexkit::sim {
 namespace {
@@ -66,13 +66,13 @@ ProcessResult BoostProcessRunner::Run(const ProcessSpec& spec) {
   // One pipe for both fd 1 and fd 2, as os/exec sets up CombinedOutput
   // (Stdout == Stderr): the bytes arrive in exactly the order kubelet reads.
   Pipe out;
-  const Launched child = Launch({.executable = spec.executable,
-                                 .args = spec.args,
-                                 .env_overrides = spec.env_overrides,
-                                 .namespace_fd = spec.namespace_fd,
-                                 .hostname = spec.hostname,
-                                 .stdout_fd = out.write,
-                                 .stderr_fd = out.write});
+  const platform::Launched child = platform::Launch({.executable = spec.executable,
+                                                     .args = spec.args,
+                                                     .env_overrides = spec.env_overrides,
+                                                     .namespace_fd = spec.namespace_fd,
+                                                     .hostname = spec.hostname,
+                                                     .stdout_fd = out.write,
+                                                     .stderr_fd = out.write});
   out.CloseWrite();
   if (child.pid < 0) {
     result.spawn_error = child.error;

@@ -8,10 +8,14 @@
 #include <stdexcept>
 
 #include "simulator/boost_process_runner.h"
+#include "simulator/output_clip.h"
 #include "simulator/volume_operations.h"
 
 namespace flexkit::sim {
 namespace {
+
+// The longest text `call` prints whole (its head and tail past that).
+constexpr std::size_t kPrintedTextLimit = 64 * 1024;
 
 // Removes a temporary run dir on every exit path.
 struct RunDir {
@@ -210,6 +214,8 @@ int RunCallCommand(CallCommand c) {
                            : nlohmann::ordered_json(redactor.Apply(step.error));
   if (!redactor.ShortSecretNotes().empty()) out["redaction_notes"] = redactor.ShortSecretNotes();
   const int rc = recorder.harness_problem ? 3 : step.ok() ? 0 : 1;
+  // A flood stays readable on a terminal; the transcript keeps it whole.
+  ClipLongStrings(out, kPrintedTextLimit);
   std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   if (!c.transcript.empty()) transcript.WriteTo(c.transcript);
   return rc;

@@ -28,7 +28,9 @@ struct CallCommand {
   CallSettings settings;
 };
 
-// Prints the call's record as JSON on stdout. Returns the process exit code:
+// Prints the call's record as JSON on stdout, each text over 64 KiB cut to
+// its head and tail (the --transcript file keeps it whole). Returns the
+// process exit code:
 // 0 the kubelet operation succeeded (a Not supported whose fallback did
 // included), 1 it failed, 3 the harness had to step in (would hang kubelet,
 // output cap).

@@ -17,9 +17,6 @@ namespace flexkit::sim {
 struct CallSettings {
   Millis harness_deadline{std::chrono::seconds(60)};
   Millis waitforattach_timeout{std::chrono::minutes(10)};  // kubelet's waitForAttachTimeout
-  // Unused: kubelet never SIGKILLs a driver (cmdWrapper.Stop); kept so that
-  // callers setting it still build.
-  Millis kill_grace{std::chrono::seconds(10)};
   Millis held_open_grace{200};
   std::size_t output_cap = 16u << 20;
 };

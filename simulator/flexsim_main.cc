@@ -9,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "platform/read_file.h"
 #include "simulator/call_command.h"
 #include "simulator/judge.h"
 #include "simulator/recording.h"
@@ -24,20 +25,20 @@ constexpr auto kJsonErrors = nlohmann::json::error_handler_t::replace;
 
 // Exit codes: 0 the command ran (whatever the verdict), 2 usage or I/O error.
 int RunJudge(const std::string& verb, int exit_code, const std::string& output_file, bool strict) {
-  std::ifstream in(output_file, std::ios::binary);
-  if (!in) {
-    std::cerr << "flexsim judge: read " << output_file << ": cannot open\n";
+  std::string output;
+  try {
+    output = flexkit::platform::ReadWholeFile(output_file);
+  } catch (const std::system_error& e) {
+    std::cerr << "flexsim judge: " << e.what() << "\n";
     return 2;
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
   ExitStatus exit;
   if (exit_code < 0) {
     exit.signal = -exit_code;
   } else {
     exit.exit_code = exit_code;
   }
-  auto verdict = flexkit::sim::Judge(verb, exit, buffer.str());
+  auto verdict = flexkit::sim::Judge(verb, exit, output);
   std::cout << flexkit::sim::VerdictToJson(verdict, strict).dump(-1, ' ', false, kJsonErrors)
             << "\n";
   return 0;
@@ -88,7 +89,8 @@ int Report(const flexkit::sim::ScenarioResult& r) {
     std::cerr << "PASS (" << r.steps_run << " steps)\n";
     return 0;
   }
-  std::cerr << "FAIL: " << r.failure << "\n";
+  if (!r.failure.empty()) std::cerr << "FAIL: " << r.failure << "\n";
+  for (const auto& p : r.problems) std::cerr << "FAIL: " << p << "\n";
   return 1;
 }
 
@@ -117,8 +119,11 @@ int main(int argc, char** argv) {
   CLI::App app{"flexsim: kubelet and attach/detach controller emulator for FlexVolume drivers"};
   app.set_version_flag("--version", std::string("flexsim ") + FLEXKIT_VERSION);
   app.footer(
-      "Exit codes: 0 the command ran (judge, call: whatever the verdict; run: every step\n"
-      "passed; check-shapes: no gap), 1 a step or a shape failed, 2 usage or I/O error.");
+      "Exit codes: 0 success (judge: whatever the verdict; call: the kubelet operation\n"
+      "succeeded; run, apply: every step passed, every reply was usable and nothing was\n"
+      "left bound; check-shapes: no gap), 1 the operation, a step or a shape failed,\n"
+      "2 usage or I/O error, 3 call: the harness had to stop the driver (it would hang\n"
+      "kubelet, or its output passed the cap).");
   app.require_subcommand(1);
 
   auto* judge = app.add_subcommand("judge", "judge one reply as kubelet does (decision table)");

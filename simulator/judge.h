@@ -32,7 +32,6 @@ struct Verdict {
   std::optional<DriverStatus> status;
   std::string error;                  // the error kubelet returns; empty on success
   std::vector<std::string> warnings;  // strict mode: tolerated by kubelet, but wrong
-  bool cacheable_not_supported() const { return outcome == Outcome::kNotSupported; }
 };
 
 // Judges one call of `verb`. Warnings are always computed; callers decide

@@ -12,6 +12,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "platform/read_file.h"
+
 namespace flexkit::sim {
 
 namespace {
@@ -40,22 +42,15 @@ std::vector<MountEntry> Parse(FILE* file, const std::string& path) {
   return entries;
 }
 
-// The whole file from its start, with read(2) in large pieces: the kernel
-// formats the table afresh for each read.
+// The whole file from its start, at once: the kernel formats the table
+// afresh for each read.
 std::string ReadAll(int fd, const std::string& path) {
   if (::lseek(fd, 0, SEEK_SET) != 0) Unreadable(path, std::strerror(errno));
-  std::string text;
-  std::size_t used = 0;
-  for (;;) {
-    text.resize(used + 65536);
-    const ssize_t n = ::read(fd, text.data() + used, text.size() - used);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) Unreadable(path, std::strerror(errno));
-    if (n == 0) break;
-    used += static_cast<std::size_t>(n);
+  try {
+    return platform::ReadToEnd(fd, path);
+  } catch (const std::system_error& e) {
+    Unreadable(path, e.code().message());
   }
-  text.resize(used);
-  return text;
 }
 
 std::vector<MountEntry> ParseText(std::string& text, const std::string& path) {

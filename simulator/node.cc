@@ -25,8 +25,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "platform/process_launch.h"
+#include "platform/read_file.h"
 #include "simulator/mount_table.h"
-#include "simulator/process_launch.h"
 
 namespace flexkit::sim {
 namespace {
@@ -50,7 +51,8 @@ int RunInNamespace(int ns_fd, Op op) {
     int err = 0;
     // An fs_struct of our own first: setns(CLONE_NEWNS) refuses a shared one
     // (TSan starts a helper thread in forked children).
-    if (::unshare(CLONE_FS) != 0 || ::setns(ns_fd, kNodeNamespaces) != 0 || op() != 0) err = errno;
+    if (::unshare(CLONE_FS) != 0 || ::setns(ns_fd, platform::kJoinedNamespaces) != 0 || op() != 0)
+      err = errno;
     ssize_t ignored = ::write(pipe_fds[1], &err, sizeof err);
     (void)ignored;
     ::_exit(0);
@@ -91,6 +93,9 @@ Node::Node(std::string name, const std::string& run_dir, std::map<std::string, s
   filesystem_ =
       filesystem ? std::move(filesystem) : std::make_unique<NamespaceFilesystem>(*holder_, name_);
   holder_->Start(name_);
+  // The holder made its mounts private before it answered: nothing the
+  // host mounts from now on reaches the namespace.
+  mounts_at_start_ = holder_->Mounts();
 }
 
 Node::~Node() { Crash(); }
@@ -98,6 +103,7 @@ Node::~Node() { Crash(); }
 void Node::Restart() {
   holder_->Stop();
   holder_->Start(name_);
+  mounts_at_start_ = holder_->Mounts();
 }
 
 void ProcessNamespaceHolder::Start(const std::string& node) {
@@ -304,7 +310,7 @@ void NamespaceFilesystem::FormatAndMount(const std::string& device, const std::s
   const std::string existing = *probed;
   if (existing.empty()) {
     const std::string mkfs = "/sbin/mkfs." + type;
-    const int rc = LaunchAndWait(
+    const int rc = platform::LaunchAndWait(
         {.executable = mkfs, .args = {"-q", device}, .namespace_fd = holder_.namespace_fd()});
     if (rc != 0) {
       throw FilesystemError("format " + device + " as " + type + " (node " + node_name_ +
@@ -322,7 +328,7 @@ void NamespaceFilesystem::ResizeFs(const std::string& device, const std::string&
                            mount_path + " (node " + node_name_ + ")";
   const auto type = device.empty() ? std::nullopt : FilesystemOn(device);
   if (!type) throw FilesystemError(what + ": cannot probe the device", EIO);
-  LaunchSpec launch{.namespace_fd = holder_.namespace_fd()};
+  platform::LaunchSpec launch{.namespace_fd = holder_.namespace_fd()};
   if (type->rfind("ext", 0) == 0) {
     launch.executable = "/sbin/resize2fs";
     launch.args = {device};
@@ -333,7 +339,7 @@ void NamespaceFilesystem::ResizeFs(const std::string& device, const std::string&
     throw FilesystemError(what + ": kubelet's resize does not know filesystem '" + *type + "'",
                           EINVAL);
   }
-  const int rc = LaunchAndWait(launch);
+  const int rc = platform::LaunchAndWait(launch);
   if (rc != 0) {
     throw FilesystemError(
         what + ": " + launch.executable +
@@ -389,16 +395,12 @@ void NamespaceFilesystem::WriteFile(const std::string& path, const std::string& 
 }
 
 std::string NamespaceFilesystem::ReadFile(const std::string& path) {
-  const std::string real = InNamespace(path);
-  errno = 0;
-  std::ifstream in(real, std::ios::binary);
-  if (!in) {
-    int err = errno != 0 ? errno : EIO;
+  try {
+    return platform::ReadWholeFile(InNamespace(path));
+  } catch (const std::system_error& e) {
+    const int err = e.code().value();
     throw FilesystemError("read " + path + " (node " + node_name_ + "): " + Why(err), err);
   }
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 }  // namespace flexkit::sim

@@ -30,7 +30,7 @@ class NamespaceHolder {
   virtual void Stop() = 0;
   virtual bool running() const = 0;
   virtual pid_t holder_pid() const = 0;  // -1 when there is no process
-  // A pidfd of the holder: setns(fd, kNodeNamespaces) joins the node. -1
+  // A pidfd of the holder: setns(fd, platform::kJoinedNamespaces) joins the node. -1
   // while stopped, or in memory.
   virtual int namespace_fd() const = 0;
   virtual std::vector<pid_t> Processes() const = 0;  // in the namespace, the holder aside
@@ -108,6 +108,11 @@ class Node {
   std::vector<pid_t> ProcessesInNamespace() const { return holder_->Processes(); }
   // The mounts in the namespace now (empty while crashed).
   MountTable Mounts() const { return holder_->Mounts(); }
+  // The mounts the namespace had when it started (made, or last restarted):
+  // copies of the host's at that moment, none of them made on the node. A
+  // restart copies the host's mounts anew, those another program made
+  // meanwhile too, so what the node did is Mounts() less these.
+  const MountTable& MountsAtStart() const { return mounts_at_start_; }
 
   NodeFilesystem& filesystem() { return *filesystem_; }
 
@@ -120,6 +125,7 @@ class Node {
   // The filesystem may use the holder: declared first, destroyed last.
   std::unique_ptr<NamespaceHolder> holder_;
   std::unique_ptr<NodeFilesystem> filesystem_;
+  MountTable mounts_at_start_;
 };
 
 // mount(2) and file operations inside a holder's namespace: mounts through

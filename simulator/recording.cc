@@ -10,6 +10,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "platform/read_file.h"
+
 namespace flexkit::sim {
 namespace {
 
@@ -53,12 +55,6 @@ void WriteAtomically(const std::string& path, const std::string& content, mode_t
   }
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("read " + path + ": cannot open");
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 }  // namespace
 
 void InstallRecorder(const RecordInstall& install) {
@@ -78,7 +74,7 @@ void InstallRecorder(const RecordInstall& install) {
   if (::access(real.c_str(), F_OK) == 0)
     throw std::runtime_error("the recorder is already installed for " + exe + " (" + real +
                              " exists): run flexsim record uninstall first");
-  const std::string shim = ReadAll(install.shim);
+  const std::string shim = platform::ReadWholeFile(install.shim);
   if (!install.log.empty() && install.log[0] != '/')
     throw std::runtime_error("log " + install.log + ": must be an absolute path");
 

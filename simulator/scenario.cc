@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "platform/read_file.h"
 #include "simulator/boost_process_runner.h"
 
 namespace flexkit::sim {
@@ -33,14 +34,6 @@ std::pair<std::string, std::string> PodRef(const std::string& ref) {
   auto slash = ref.find('/');
   if (slash == std::string::npos) return {"default", ref};
   return {ref.substr(0, slash), ref.substr(slash + 1)};
-}
-
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("read " + path.string() + ": cannot open");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::vector<std::string> Sorted(std::vector<std::string> v) {
@@ -72,7 +65,7 @@ class Runner {
       c_.Apply(ParseManifest(arg.as<std::string>()));
       Settle();
     } else if (op == "applyFile") {
-      c_.Apply(ParseManifest(ReadText(base_ / arg.as<std::string>())));
+      c_.Apply(ParseManifest(platform::ReadWholeFile(base_ / arg.as<std::string>())));
       Settle();
     } else if (op == "deletePod") {
       auto [ns, name] = PodRef(arg.as<std::string>());
@@ -265,6 +258,75 @@ void WriteTranscript(Cluster& cluster, const ScenarioOptions& options) {
   if (!options.transcript.empty()) cluster.transcript().WriteTo(options.transcript);
 }
 
+// Deletes every pod on a running node and settles: what a scenario left
+// mounted and attached is given back, so what stays bound after is a leak.
+std::vector<std::string> DrainPods(Cluster& cluster) {
+  std::vector<std::pair<std::string, std::string>> pods;
+  for (const auto& [key, pod] : cluster.state().pods) {
+    if (!pod.node.empty() && cluster.node(pod.node).running()) pods.emplace_back(pod.ns, pod.name);
+  }
+  if (pods.empty()) return {};
+  for (const auto& [ns, name] : pods) cluster.DeletePod(ns, name);
+  return cluster.Settle();
+}
+
+// The driver calls whose reply kubelet could not use at all, each once
+// per verb and node: an undecodable reply, or a call the harness stopped.
+std::vector<std::string> UnusableReplies(const Transcript& transcript) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& r : transcript.Calls()) {
+    std::string why;
+    if (!r.harness_problem.empty()) {
+      why = r.harness_problem;
+    } else if (!r.answered_from_cache && r.verdict.outcome == Outcome::kDecodeError) {
+      why = "the reply did not decode: " + r.verdict.error;
+    }
+    if (why.empty() || !seen.insert(r.component + " " + r.node + " " + r.verb).second) continue;
+    out.push_back(r.verb + " by the " + r.component + " on " + r.node + ": " + why);
+  }
+  return out;
+}
+
+// Bound loop devices: "/dev/loop7" -> backing file.
+std::map<std::string, std::string> BoundLoops() {
+  std::map<std::string, std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/sys/block", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("loop", 0) != 0) continue;
+    const std::string backing = platform::ReadFirstLine(e.path() / "loop" / "backing_file");
+    if (!backing.empty()) out["/dev/" + name] = backing;
+  }
+  return out;
+}
+
+// The loop devices the driver named (a reply's device, a mount's source).
+std::set<std::string> LoopsNamed(const Transcript& transcript) {
+  std::set<std::string> out;
+  auto add = [&out](const std::string& device) {
+    if (device.rfind("/dev/loop", 0) == 0) out.insert(device);
+  };
+  for (const auto& r : transcript.Calls()) {
+    if (r.verdict.status) add(r.verdict.status->device);
+    for (const auto& m : r.mounts_added) add(m.source);
+  }
+  return out;
+}
+
+// Loop devices the driver named that are bound now and were not (to the
+// same file) when the run began.
+std::vector<std::string> LoopsLeft(const std::map<std::string, std::string>& before,
+                                   const std::set<std::string>& named) {
+  std::vector<std::string> out;
+  for (const auto& [device, backing] : BoundLoops()) {
+    const auto was = before.find(device);
+    if (named.count(device) && (was == before.end() || was->second != backing))
+      out.push_back("loop device left bound: " + device + " -> " + backing);
+  }
+  return out;
+}
+
 }  // namespace
 
 namespace {
@@ -332,19 +394,8 @@ void CheckScenario(const std::string& path, const YAML::Node& doc) {
   }
 }
 
-}  // namespace
-
-ScenarioResult RunScenario(const std::string& scenario_path, const ScenarioOptions& options) {
-  YAML::Node doc = YAML::LoadFile(scenario_path);
-  CheckScenario(scenario_path, doc);
-  fs::path base = fs::absolute(scenario_path).parent_path();
-  std::string driver = options.driver;
-  if (driver.empty() && doc["driver"]) driver = (base / doc["driver"].as<std::string>()).string();
-  if (driver.empty())
-    throw std::runtime_error("scenario " + scenario_path + ": no driver (use --driver)");
-
-  BoostProcessRunner process_runner;
-  Cluster cluster(ConfigFrom(doc, options), options.runner ? *options.runner : process_runner);
+void RunSteps(Cluster& cluster, const YAML::Node& doc, const fs::path& base,
+              const std::string& driver, const ScenarioOptions& options, ScenarioResult& result) {
   cluster.SetLog(options.log);
   for (const auto& n : doc["nodes"]) {
     std::map<std::string, std::string> env;
@@ -356,7 +407,6 @@ ScenarioResult RunScenario(const std::string& scenario_path, const ScenarioOptio
   if (driver_name.empty() && doc["driverName"]) driver_name = doc["driverName"].as<std::string>();
   cluster.InstallDriver(driver, driver_name);
 
-  ScenarioResult result;
   Runner steps(cluster, base);
   for (const auto& step : doc["steps"]) {
     ++result.steps_run;
@@ -371,18 +421,46 @@ ScenarioResult RunScenario(const std::string& scenario_path, const ScenarioOptio
                        shown.substr(0, shown.find('\n')) + "): " + e.what();
       cluster.transcript().AddEvent("step failed",
                                     {{"step", result.steps_run}, {"error", e.what()}});
-      WriteTranscript(cluster, options);
-      return result;
+      break;
     }
   }
-  result.passed = true;
+  // A drain that cannot finish (a node left crashed, say) is the
+  // scenario's choice; what it leaves bound is judged after.
+  const auto drain_errors = DrainPods(cluster);
+  if (!drain_errors.empty())
+    cluster.transcript().AddEvent("pods deleted at the end", {{"errors", drain_errors}});
+  result.problems = UnusableReplies(cluster.transcript());
   WriteTranscript(cluster, options);
+}
+
+}  // namespace
+
+ScenarioResult RunScenario(const std::string& scenario_path, const ScenarioOptions& options) {
+  YAML::Node doc = YAML::LoadFile(scenario_path);
+  CheckScenario(scenario_path, doc);
+  fs::path base = fs::absolute(scenario_path).parent_path();
+  std::string driver = options.driver;
+  if (driver.empty() && doc["driver"]) driver = (base / doc["driver"].as<std::string>()).string();
+  if (driver.empty())
+    throw std::runtime_error("scenario " + scenario_path + ": no driver (use --driver)");
+
+  const auto loops_before = BoundLoops();
+  ScenarioResult result;
+  std::set<std::string> loops_named;
+  {
+    BoostProcessRunner process_runner;
+    Cluster cluster(ConfigFrom(doc, options), options.runner ? *options.runner : process_runner);
+    RunSteps(cluster, doc, base, driver, options, result);
+    loops_named = LoopsNamed(cluster.transcript());
+  }  // the nodes, their namespaces and processes end here
+  for (auto& leak : LoopsLeft(loops_before, loops_named)) result.problems.push_back(leak);
+  result.passed = result.failure.empty() && result.problems.empty();
   return result;
 }
 
 ScenarioResult ApplyManifest(const std::string& manifest_path, const std::string& driver,
                              const ScenarioOptions& options) {
-  Manifest manifest = ParseManifest(ReadText(manifest_path));
+  Manifest manifest = ParseManifest(platform::ReadWholeFile(manifest_path));
   BoostProcessRunner process_runner;
   ClusterConfig config;
   config.run_dir = options.run_dir;

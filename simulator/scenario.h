@@ -3,8 +3,14 @@
 // (apply manifests, delete pods, crash/restart nodes and kubelets, advance
 // virtual time, write and check data in a pod's volume, assert on volume
 // state). Run against one driver; the first failed step stops the run.
+// Then every pod is deleted and the cluster settles, as a cluster drained
+// of its pods does; the run fails too when a driver call's reply could
+// not be used at all (undecodable, or the harness had to stop the call)
+// though a retry hid it from the steps, or when a loop device the driver
+// named is still bound after the nodes are gone.
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "simulator/cluster.h"
 
@@ -14,6 +20,8 @@ struct ScenarioResult {
   bool passed = false;
   int steps_run = 0;
   std::string failure;  // which step, what was expected, what was found
+  // Calls whose reply kubelet could not use, and what the run left bound.
+  std::vector<std::string> problems;
 };
 
 struct ScenarioOptions {

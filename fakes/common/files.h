@@ -15,8 +15,6 @@ void WriteFileAtomically(const std::string& path, std::string_view content);
 // size to `size` bytes (the new volume may be larger than the snapshot).
 // A failed copy leaves no `to` behind.
 void CopySparseFile(const std::string& from, const std::string& to, int64_t size);
-// Whole file; throws when it cannot be read.
-std::string ReadFile(const std::string& path);
 // mkdir -p with `mode` for the directories it creates.
 void MakeDirs(const std::string& path, unsigned mode = 0700);
 // Lexically cleaned path, as Go's filepath.Clean.

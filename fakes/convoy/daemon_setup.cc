@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fakes/common/files.h"
+#include "platform/read_file.h"
 
 namespace flexkit::fakes::convoy {
 
@@ -46,12 +47,13 @@ PersistedSettings LoadOrSaveSettings(const PersistedSettings& from_flags) {
     return from_flags;
   }
   PersistedSettings out = from_flags;
-  auto cfg = nlohmann::json::parse(ReadFile(cfg_path));
+  auto cfg = nlohmann::json::parse(platform::ReadWholeFile(cfg_path));
   out.daemon.drivers = cfg.at("DriverList").get<std::vector<std::string>>();
   out.daemon.ignore_docker_delete = cfg.value("IgnoreDockerDelete", false);
   out.daemon.create_on_docker_mount = cfg.value("CreateOnDockerMount", false);
   if (::stat(vfs_cfg.c_str(), &st) == 0) {
-    out.vfs_path = nlohmann::json::parse(ReadFile(vfs_cfg)).value("Path", from_flags.vfs_path);
+    out.vfs_path =
+        nlohmann::json::parse(platform::ReadWholeFile(vfs_cfg)).value("Path", from_flags.vfs_path);
   }
   return out;
 }

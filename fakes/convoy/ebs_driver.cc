@@ -10,9 +10,10 @@
 #include <thread>
 
 #include "fakes/common/files.h"
-#include "fakes/common/process.h"
 #include "fakes/convoy/driver_common.h"
 #include "fakes/convoy/names.h"
+#include "platform/read_file.h"
+#include "platform/run_command.h"
 
 namespace flexkit::fakes::convoy {
 namespace {
@@ -84,7 +85,7 @@ std::optional<EbsDriver::Record> EbsDriver::Load(const std::string& name) const 
   std::string file = RecordFile(name);
   if (::stat(file.c_str(), &st) != 0) return std::nullopt;
   return ReadRecord(file, [&] {
-    auto j = nlohmann::json::parse(ReadFile(file));
+    auto j = nlohmann::json::parse(platform::ReadWholeFile(file));
     Record r;
     r.name = j.value("Name", "");
     r.ebs_id = j.value("EBSID", "");
@@ -285,9 +286,9 @@ void EbsDriver::Format(const std::string& device, const std::string& wanted,
     spdlog::info("formatting {} as {}", device, wanted);
     try {
       if (wanted == "xfs") {
-        RunCommandOrThrow({"mkfs.xfs", "-f", "-q", device});
+        platform::RunCommandOrThrow({"mkfs.xfs", "-f", "-q", device});
       } else {
-        RunCommandOrThrow({"mkfs.ext4", "-F", "-q", device});
+        platform::RunCommandOrThrow({"mkfs.ext4", "-F", "-q", device});
       }
     } catch (const std::exception& e) {
       throw ConvoyError("format " + device + ": " + ReplyText(e));

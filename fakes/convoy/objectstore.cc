@@ -7,9 +7,10 @@
 
 #include "fakes/common/errors.h"
 #include "fakes/common/files.h"
-#include "fakes/common/process.h"
 #include "fakes/convoy/driver_common.h"
 #include "fakes/convoy/names.h"
+#include "platform/read_file.h"
+#include "platform/run_command.h"
 
 namespace flexkit::fakes::convoy {
 namespace {
@@ -90,8 +91,8 @@ InfoMap LoadRecord(const BackupRef& ref) {
   if (::stat(path.c_str(), &st) != 0) {
     throw ConvoyError("cannot find " + ref.cfg_relative() + " in objectstore");
   }
-  InfoMap info =
-      ReadRecord(path, [&] { return nlohmann::json::parse(ReadFile(path)).get<InfoMap>(); });
+  InfoMap info = ReadRecord(
+      path, [&] { return nlohmann::json::parse(platform::ReadWholeFile(path)).get<InfoMap>(); });
   info["BackupURL"] = UrlOf(ref.store.dir, ref.backup, ref.volume);
   return info;
 }
@@ -167,7 +168,7 @@ void RestoreBackup(const std::string& backup_url, const std::string& dir) {
   BackupRef ref = ParseBackupUrl(backup_url);
   LoadRecord(ref);
   try {
-    RunCommandOrThrow({"tar", "-xzf", ref.blob(), "-C", dir});
+    platform::RunCommandOrThrow({"tar", "-xzf", ref.blob(), "-C", dir});
   } catch (const std::exception& e) {
     throw ConvoyError("restore backup: " + ReplyText(e));
   }

@@ -11,11 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "fakes/common/files.h"
-#include "fakes/common/process.h"
 #include "fakes/convoy/driver_common.h"
 #include "fakes/convoy/names.h"
 #include "fakes/convoy/objectstore.h"
 #include "fakes/convoy/volume_json.h"
+#include "platform/read_file.h"
+#include "platform/run_command.h"
 
 namespace flexkit::fakes::convoy {
 namespace {
@@ -111,7 +112,7 @@ void VfsDriver::RefreshLocked() {
     }
     std::string path = config_dir_ + "/" + file;
     try {
-      auto j = nlohmann::json::parse(ReadFile(path));
+      auto j = nlohmann::json::parse(platform::ReadWholeFile(path));
       Volume v;
       v.name = j.value("Name", "");
       v.size = j.value("Size", int64_t{0});
@@ -271,7 +272,7 @@ std::string VfsDriver::Mount(const MountRequest& request) {
       std::string image = v.path + "/disk.img";
       struct stat st {};
       if (::stat(image.c_str(), &st) != 0 &&
-          RunCommand({"truncate", "-s", std::to_string(v.size), image}).exit_code != 0) {
+          platform::RunCommand({"truncate", "-s", std::to_string(v.size), image}).exit_code != 0) {
         throw ConvoyError("create " + image + " of " + std::to_string(v.size) + " bytes failed");
       }
     }
@@ -351,7 +352,7 @@ void VfsDriver::CreateSnapshot(const std::string& snapshot, const std::string& v
   std::string dir = config_.root + "/snapshots";
   MakeDirs(dir, 0700);
   std::string file = dir + "/" + volume + "_" + snapshot + ".tar.gz";
-  AsConvoyError([&] { RunCommandOrThrow({"tar", "-czf", file, "-C", v.path, "."}); });
+  AsConvoyError([&] { platform::RunCommandOrThrow({"tar", "-czf", file, "-C", v.path, "."}); });
   v.snapshots[snapshot] = {snapshot, RubyDateNow(), volume, file};
   Save(v);
 }

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "fakes/common/files.h"
+#include "platform/read_file.h"
 
 namespace flexkit::fakes::ebs {
 namespace {
@@ -735,7 +736,7 @@ void Cloud::LoadLocked() {
   std::string path = config_.state_dir + "/state.json";
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return;
-  auto state = nlohmann::json::parse(ReadFile(path));
+  auto state = nlohmann::json::parse(platform::ReadWholeFile(path));
   int64_t now = clock_.NowMs();
   for (const auto& j : state["Volumes"]) {
     Volume v = VolumeFrom(j, now);

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "fakes/common/files.h"
+#include "platform/read_file.h"
 
 namespace flexkit::fakes::ebs {
 namespace {
@@ -82,7 +83,7 @@ class SystemLoopDevices : public LoopDevices {
   std::string BackingFile(const std::string& device) override {
     std::string name = device.substr(device.rfind('/') + 1);
     try {
-      std::string path = ReadFile("/sys/block/" + name + "/loop/backing_file");
+      std::string path = platform::ReadWholeFile("/sys/block/" + name + "/loop/backing_file");
       while (!path.empty() && path.back() == '\n') path.pop_back();
       return path;
     } catch (const std::exception&) {

@@ -14,7 +14,7 @@
 
 #include "conformance/case_context.h"
 #include "conformance/runner.h"
-#include "simulator/process_launch.h"
+#include "platform/process_launch.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -61,8 +61,8 @@ TEST_F(RunnerStallTest, ACaseThatStallsIsStoppedWithWhereItWaitedAndItsProcesses
   const std::string pid_file = dir_.Join("sleeper.pid");
   const Case stalls{"test/stalls", {"root"}, {}, Applies, [&pid_file](CaseContext&) {
                       // A process of the case's, then a wait that never ends.
-                      const sim::Launched sleeper =
-                          sim::Launch({.executable = "/bin/sleep", .args = {"600"}});
+                      const platform::Launched sleeper =
+                          platform::Launch({.executable = "/bin/sleep", .args = {"600"}});
                       std::ofstream(pid_file) << sleeper.pid << "\n";
                       int never[2];
                       if (::pipe(never) != 0) return;

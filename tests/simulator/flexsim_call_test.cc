@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -242,6 +243,31 @@ TEST_F(SimulatorFlexsimCall, OutputFloodIsCapped) {
   EXPECT_EQ(c.process.exit_code, 3);
   EXPECT_NE(c.record["harness_problem"].get<std::string>().find("65536-byte cap"),
             std::string::npos);
+}
+
+// At the default 16 MiB cap the record would print 16 MiB to a terminal:
+// each text is cut to its head and tail, saying the size.
+TEST_F(SimulatorFlexsimCall, OutputFloodPrintsItsHeadAndTailAndItsSize) {
+  Call c = RunCall("test~flood", {"init"});
+  EXPECT_EQ(c.process.exit_code, 3);
+  EXPECT_LT(c.process.out.size(), 256u * 1024) << "the whole flood was printed";
+  ASSERT_FALSE(c.record.is_discarded()) << c.process.out.substr(0, 2000);
+  const std::string out = c.record.dump();
+  std::smatch cut;
+  ASSERT_TRUE(std::regex_search(out, cut, std::regex("of ([0-9]+) bytes cut")))
+      << out.substr(0, 2000);
+  EXPECT_GE(std::stoull(cut[1]), 16u << 20);
+  EXPECT_NE(out.find(R"({\"status\":\"Success\"})"), std::string::npos);
+}
+
+// flexsim --help states the exit codes call returns: 1 the operation
+// failed, 3 the harness stopped the driver.
+TEST_F(SimulatorFlexsimCall, HelpStatesTheExitCodesCallReturns) {
+  auto help = RunProcess({Flexsim(), "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("call: the kubelet operation"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("3 call: the harness had to stop the driver"), std::string::npos)
+      << help.out;
 }
 
 TEST_F(SimulatorFlexsimCall, DriverSeesKubeletArgvEnvAndItsOwnNamespace) {

@@ -147,7 +147,12 @@ TEST_F(SimulatorRunCli, BrokenDriverNeverGetsLoaded) {
       << "  - expectCalls: {verb: mount, count: 0}\n";
   flexkit::testing::ProcessResult p = RunFlexsim(
       {"run", scenario, "--quiet", "--driver", sim::testing::TestDriver("test~echo-ne")});
-  EXPECT_EQ(p.exit_code, 0) << p.err;
+  // Every step passes; the run still fails on the reply nobody could use.
+  EXPECT_EQ(p.exit_code, 1) << p.err;
+  EXPECT_EQ(p.err.find("FAIL: step"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("FAIL: init by the kubelet on n1: the reply did not decode"),
+            std::string::npos)
+      << p.err;
 }
 
 TEST_F(SimulatorRunCli, ApplyMountsEveryPodVolume) {
@@ -179,6 +184,67 @@ TEST_F(SimulatorRunCli, ApplyFailsWhenAVolumeCannotMount) {
       {"apply", manifest, "--quiet", "--driver", sim::testing::TestDriver("test~failure-exit1")});
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_NE(p.err.find("not mounted: [default/a:v]"), std::string::npos) << p.err;
+}
+
+// A copy of test~loop-attach in the test's dir (its images go beside it)
+// behind a wrapper at <dir>/test~loop-attach/loop-attach running `before`
+// first: what makes the driver misbehave.
+std::string WrappedLoopDriver(const flexkit::testing::TempDir& dir, const std::string& before) {
+  fs::create_directories(dir.Join("real"));
+  fs::copy_file(Scenario("../drivers/test~loop-attach/loop-attach"), dir.Join("real/loop-attach"));
+  fs::create_directories(dir.Join("test~loop-attach"));
+  const std::string wrapper = dir.Join("test~loop-attach/loop-attach");
+  std::ofstream(wrapper) << "#!/bin/sh\n"
+                         << before << "exec '" << dir.Join("real/loop-attach") << "' \"$@\"\n";
+  fs::permissions(wrapper, fs::perms::owner_all);
+  return wrapper;
+}
+
+// Every step passes; the controller attaches and detaches.
+constexpr char kLoopScenario[] =
+    "nodes: [{name: node-a}]\n"
+    "steps:\n"
+    "  - apply: |\n"
+    "      kind: Pod\n"
+    "      metadata: {name: db}\n"
+    "      spec:\n"
+    "        nodeName: node-a\n"
+    "        volumes: [{name: disk, flexVolume: {driver: test/loop-attach, fsType: ext4}}]\n"
+    "  - expectSettled: true\n"
+    "  - expectVolume: {volume: disk, attachedTo: [node-a], mountedFor: [default/db]}\n"
+    "  - deletePod: db\n"
+    "  - expectSettled: true\n";
+
+// A detach that answers Success and leaves the loop device bound: every
+// step passes, and the run fails naming the device.
+TEST_F(SimulatorRunCli, ALoopDeviceLeftBoundFailsTheRun) {
+  const std::string driver = WrappedLoopDriver(
+      dir_, "[ \"$1\" = detach ] && { printf '{\"status\":\"Success\"}\\n'; exit 0; }\n");
+  std::ofstream(dir_.Join("s.yaml")) << kLoopScenario;
+  flexkit::testing::ProcessResult p = RunFlexsim({"run", dir_.Join("s.yaml"), "--driver", driver});
+  for (const auto& dev : fs::directory_iterator("/sys/block")) {  // the test's own cleanup
+    if (flexkit::testing::ReadFileText(dev.path().string() + "/loop/backing_file")
+            .find(dir_.path()) != std::string::npos)
+      flexkit::testing::RunProcess({"losetup", "-d", "/dev/" + dev.path().filename().string()});
+  }
+  EXPECT_EQ(p.exit_code, 1) << p.err;
+  EXPECT_EQ(p.err.find("PASS"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("FAIL: loop device left bound: /dev/loop"), std::string::npos) << p.err;
+}
+
+// The controller's first attach prints a debug line before its reply: the
+// retry succeeds and every step passes, yet kubelet could not use a reply.
+TEST_F(SimulatorRunCli, AnUndecodableReplyFailsTheRunThoughARetryHidIt) {
+  const std::string driver = WrappedLoopDriver(
+      dir_, "if [ \"$1\" = attach ] && [ ! -e '" + dir_.Join("chatted") + "' ]; then : >'" +
+                dir_.Join("chatted") + "'; echo 'debug: attaching'; fi\n");
+  std::ofstream(dir_.Join("s.yaml")) << kLoopScenario;
+  flexkit::testing::ProcessResult p = RunFlexsim({"run", dir_.Join("s.yaml"), "--driver", driver});
+  EXPECT_EQ(p.exit_code, 1) << p.err;
+  EXPECT_NE(p.err.find("FAIL: attach by the controller on control-plane: the reply did not decode"),
+            std::string::npos)
+      << p.err;
+  EXPECT_EQ(p.err.find("loop device left"), std::string::npos) << p.err;
 }
 
 // The SDK's sample driver (built with these tests: a dependency).

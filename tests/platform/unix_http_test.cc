@@ -1,4 +1,4 @@
-#include "conformance/unix_http.h"
+#include "platform/unix_http.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -12,7 +12,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace flexkit::conform {
+namespace flexkit::platform {
 namespace {
 
 TEST(ParseHttpReply, ReadsContentLengthBodies) {
@@ -109,18 +109,29 @@ TEST(UnixHttpRequest, ANoSocketOrASilentServerIsAnErrorNamingIt) {
   try {
     UnixHttpRequest("/nonexistent/cloud.sock", "GET", "/admin/state", "");
     FAIL() << "no error";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("GET /admin/state on /nonexistent/cloud.sock: connect"),
-              std::string::npos)
-        << e.what();
+  } catch (const UnixHttpError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "GET /admin/state on /nonexistent/cloud.sock: connect: No such file or directory");
+    EXPECT_EQ(e.reason(), "connect: No such file or directory");  // what a caller words itself
   }
   OneShotServer silent("", /*answer=*/false);
   try {
     UnixHttpRequest(silent.path(), "GET", "/admin/state", "", std::chrono::milliseconds(200));
     FAIL() << "no error";
-  } catch (const std::runtime_error& e) {
+  } catch (const UnixHttpError& e) {
     EXPECT_NE(std::string(e.what()).find("no complete reply within the timeout"), std::string::npos)
         << e.what();
+  }
+}
+
+TEST(UnixHttpRequest, AReplyThatIsNotHttpIsAnErrorNamingTheRequest) {
+  OneShotServer server("{\"Error\":1}");
+  try {
+    UnixHttpRequest(server.path(), "POST", "/ec2/AttachVolume", "{}");
+    FAIL() << "no error";
+  } catch (const UnixHttpError& e) {
+    EXPECT_EQ(e.reason().rfind("not an HTTP/1.x reply", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("POST /ec2/AttachVolume on "), std::string::npos);
   }
 }
 
@@ -140,4 +151,4 @@ TEST(UnixSocketListening, ABoundSocketCountsOnlyOnceItsServerListens) {
 }
 
 }  // namespace
-}  // namespace flexkit::conform
+}  // namespace flexkit::platform

@@ -2,7 +2,7 @@
 // (its own process group, no blocked signals, the environment overrides,
 // the given output fd, nothing else open) and what the caller learns when
 // exec fails or the launching thread dies.
-#include "simulator/process_launch.h"
+#include "platform/process_launch.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -17,7 +17,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace flexkit::sim {
+namespace flexkit::platform {
 namespace {
 
 // Runs `spec` with its stdout to a file; returns what it wrote.
@@ -86,4 +86,4 @@ TEST(Launch, TheParentDeathSignalComesWhenTheLaunchingThreadEnds) {
 }
 
 }  // namespace
-}  // namespace flexkit::sim
+}  // namespace flexkit::platform

@@ -1,4 +1,4 @@
-#include "simulator/process_launch.h"
+#include "platform/process_launch.h"
 
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -17,7 +17,7 @@
 #include <cstring>
 #include <system_error>
 
-#include "simulator/unique_fd.h"
+#include "platform/unique_fd.h"
 
 // Boost.Process 1.81 is not fully header-only: the environment code is
 // compiled here, in exactly one translation unit.
@@ -25,7 +25,7 @@
 
 extern char** environ;
 
-namespace flexkit::sim {
+namespace flexkit::platform {
 namespace bp = boost::process::v2;
 namespace {
 
@@ -64,7 +64,7 @@ struct ChildSetup {
       // setns(CLONE_NEWNS) needs an fs_struct of our own; under TSan the
       // child already runs a helper thread sharing it.
       if (::unshare(CLONE_FS) != 0) return LastError();
-      if (::setns(namespace_fd, kNodeNamespaces) != 0) return LastError();
+      if (::setns(namespace_fd, kJoinedNamespaces) != 0) return LastError();
       // setns moved cwd to the namespace root; kubelet's child keeps its cwd.
       if (::chdir(working_dir) != 0) return LastError();
     }
@@ -176,4 +176,4 @@ int LaunchAndWait(const LaunchSpec& spec) {
   return WEXITSTATUS(status);
 }
 
-}  // namespace flexkit::sim
+}  // namespace flexkit::platform

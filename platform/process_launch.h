@@ -1,7 +1,8 @@
 #pragma once
-// Starting a process: the harness's one way to fork and exec (the driver
-// calls of BoostProcessRunner, flexconform's helpers and fixture daemons,
-// a node's mkfs), on Boost.Process v2 (1.81) with DESIGN §2's workarounds:
+// Starting a process: the project's one way to fork and exec (the driver
+// calls of flexsim's BoostProcessRunner, flexconform's helpers and fixture
+// daemons, a node's mkfs, the fake daemon's mkfs and tar), on Boost.Process
+// v2 (1.81) with these workarounds:
 // every fd above 2 close-on-exec in the child (1.81's close_all skips
 // ranges), _exit(127) when exec fails (the launcher's exit() would run the
 // parent's atexit handlers). The child gets stdin /dev/null, its own
@@ -14,23 +15,22 @@
 #include <string>
 #include <vector>
 
-namespace flexkit::sim {
+namespace flexkit::platform {
 
-// What a process joins to run on a node: its mount namespace and its UTS
-// namespace (the node's hostname).
-inline constexpr int kNodeNamespaces = CLONE_NEWNS | CLONE_NEWUTS;
+// The namespaces a child joins through LaunchSpec::namespace_fd: the mount
+// namespace and the UTS namespace (hostname) of the process behind it.
+inline constexpr int kJoinedNamespaces = CLONE_NEWNS | CLONE_NEWUTS;
 
 struct LaunchSpec {
   std::string executable{};                            // argv[0], an absolute path
   std::vector<std::string> args{};                     // argv[1..]
   std::map<std::string, std::string> env_overrides{};  // on top of the inherited environment
-  // A pidfd of a node's holder (the child joins its mount and UTS
-  // namespaces), or -1: the caller's. The child keeps the caller's working
+  // A pidfd (e.g. of a simulated node's holder) whose kJoinedNamespaces the
+  // child joins, or -1: the caller's. The child keeps the caller's working
   // directory either way.
   int namespace_fd = -1;
   // Not empty: the child then runs in a UTS namespace of its own with this
-  // hostname (at most 64 bytes), e.g. the control plane's for a controller
-  // call made on a node's mounts.
+  // hostname (at most 64 bytes).
   std::string hostname{};
   int stdout_fd = -1;  // -1: /dev/null
   int stderr_fd = -1;  // -1: /dev/null
@@ -50,4 +50,4 @@ Launched Launch(const LaunchSpec& spec);
 // a shell answers.
 int LaunchAndWait(const LaunchSpec& spec);
 
-}  // namespace flexkit::sim
+}  // namespace flexkit::platform

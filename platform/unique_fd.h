@@ -2,7 +2,7 @@
 // A file descriptor owned by one object and closed when it goes.
 #include <unistd.h>
 
-namespace flexkit::sim {
+namespace flexkit::platform {
 
 class UniqueFd {
  public:
@@ -21,4 +21,4 @@ class UniqueFd {
   int fd_;
 };
 
-}  // namespace flexkit::sim
+}  // namespace flexkit::platform

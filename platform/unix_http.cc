@@ -1,4 +1,4 @@
-#include "conformance/unix_http.h"
+#include "platform/unix_http.h"
 
 #include <poll.h>
 #include <strings.h>
@@ -9,16 +9,17 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
-#include "simulator/unique_fd.h"
+#include "platform/unique_fd.h"
 
-namespace flexkit::conform {
+namespace flexkit::platform {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
 // Waits for `events` on `fd` until `deadline`; false on timeout.
-bool WaitFor(int fd, short events, Clock::time_point deadline) {
+bool WaitFor(int fd, short events, Clock::time_point deadline, const std::string& where) {
   for (;;) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -26,7 +27,8 @@ bool WaitFor(int fd, short events, Clock::time_point deadline) {
     pollfd p{fd, events, 0};
     const int rc = ::poll(&p, 1, static_cast<int>(left));
     if (rc > 0) return true;
-    if (rc < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + strerror(errno));
+    if (rc < 0 && errno != EINTR)
+      throw UnixHttpError(where, std::string("poll: ") + strerror(errno));
   }
 }
 
@@ -114,7 +116,7 @@ bool UnixSocketListening(const std::string& socket_path) {
   addr.sun_family = AF_UNIX;
   if (socket_path.size() >= sizeof addr.sun_path) return false;
   std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  sim::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   return fd.get() >= 0 &&
          ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
 }
@@ -126,18 +128,20 @@ HttpReply UnixHttpRequest(const std::string& socket_path, const std::string& met
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (socket_path.size() >= sizeof addr.sun_path)
-    throw std::runtime_error(where + ": socket path too long");
+    throw UnixHttpError(where, "socket path too long");
   std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  sim::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (fd.get() < 0) throw std::runtime_error(where + ": socket: " + strerror(errno));
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (fd.get() < 0) throw UnixHttpError(where, std::string("socket: ") + strerror(errno));
   const auto deadline = Clock::now() + timeout;
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    if (errno != EAGAIN && errno != EINPROGRESS)
-      throw std::runtime_error(where + ": connect: " + strerror(errno));
-    if (!WaitFor(fd.get(), POLLOUT, deadline))
-      throw std::runtime_error(where + ": no connection within the timeout");
+  // A unix socket's connect does not complete later: EAGAIN means the
+  // server's backlog is full, so try again until the deadline.
+  while (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) throw UnixHttpError(where, std::string("connect: ") + strerror(errno));
+    if (Clock::now() >= deadline) throw UnixHttpError(where, "no connection within the timeout");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  std::string request = method + " " + path + " HTTP/1.1\r\nHost: convoy-fake\r\n";
+  std::string request = method + " " + path + " HTTP/1.1\r\nHost: localhost\r\n";
   if (!body.empty()) request += "Content-Type: application/json\r\n";
   request += "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
   request += body;
@@ -146,9 +150,9 @@ HttpReply UnixHttpRequest(const std::string& socket_path, const std::string& met
     if (n > 0) {
       sent += static_cast<std::size_t>(n);
     } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-      throw std::runtime_error(where + ": write: " + strerror(errno));
-    } else if (!WaitFor(fd.get(), POLLOUT, deadline)) {
-      throw std::runtime_error(where + ": request not taken within the timeout");
+      throw UnixHttpError(where, std::string("write: ") + strerror(errno));
+    } else if (!WaitFor(fd.get(), POLLOUT, deadline, where)) {
+      throw UnixHttpError(where, "request not taken within the timeout");
     }
   }
   std::string raw;
@@ -160,16 +164,16 @@ HttpReply UnixHttpRequest(const std::string& socket_path, const std::string& met
     } else if (n == 0) {
       break;
     } else if (errno != EAGAIN && errno != EINTR) {
-      throw std::runtime_error(where + ": read: " + strerror(errno));
-    } else if (!WaitFor(fd.get(), POLLIN, deadline)) {
-      throw std::runtime_error(where + ": no complete reply within the timeout");
+      throw UnixHttpError(where, std::string("read: ") + strerror(errno));
+    } else if (!WaitFor(fd.get(), POLLIN, deadline, where)) {
+      throw UnixHttpError(where, "no complete reply within the timeout");
     }
   }
   try {
     return ParseHttpReply(raw);
   } catch (const std::exception& e) {
-    throw std::runtime_error(where + ": " + e.what());
+    throw UnixHttpError(where, e.what());
   }
 }
 
-}  // namespace flexkit::conform
+}  // namespace flexkit::platform
