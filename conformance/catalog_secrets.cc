@@ -69,7 +69,7 @@ void InvalidBase64IsFailure(CaseContext& c) {
              " (the profile declares no secrets, so the driver may ignore them; kubelet "
              "never sends invalid base64)");
     } else {
-      c.Fail("F20 (protocol §4: secrets are base64; an invalid one is a Failure)",
+      c.Fail("F20 secrets-base64: secrets are base64; an invalid one is a Failure",
              why + " (invalid in every declared secret: " + key_list + ")");
     }
   }
