@@ -131,11 +131,11 @@ TEST(CaseContextControlPlane, ACallSeesItsHostnameAndOnlyAMissingCommandBlamesTh
 
   controller.CallAttach(n, by, spec, n.name());
   ASSERT_EQ(Rules(c).size(), 1u);
-  EXPECT_EQ(Rules(c)[0].rfind("F2 (cluster-facts §2", 0), 0u) << Rules(c)[0];
+  EXPECT_EQ(Rules(c)[0].rfind("F2 controller-path: ", 0), 0u) << Rules(c)[0];
 
   controller.CallDetach(n, by, spec, n.name());
   ASSERT_EQ(Rules(c).size(), 2u);
-  EXPECT_EQ(Rules(c)[1].rfind("F1/F2/F3 (protocol §3", 0), 0u) << Rules(c)[1];
+  EXPECT_EQ(Rules(c)[1].rfind("F1/F2/F3 one-json-reply: ", 0), 0u) << Rules(c)[1];
 }
 
 }  // namespace
