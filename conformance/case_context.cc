@@ -30,19 +30,20 @@ std::string Verb(const sim::Args& args) { return args.empty() ? "" : args[0]; }
 
 // Keeps the unredacted output of one call: the transcript only holds the
 // redacted copy, and secrets must be searched for in what the driver wrote.
-// A call in the control plane gets its PATH and its hostname (a driver
-// that keys attach on `hostname` rather than the node it is given names
-// the control plane there, as in a cluster).
+// A call in the control plane gets its hostname (a driver that keys attach
+// on `hostname` rather than the node it is given names the control plane
+// there, as in a cluster) and, where a case asks for it, the control
+// plane's PATH.
 class CapturingRunner : public sim::ProcessRunner {
  public:
-  CapturingRunner(sim::ProcessRunner& inner, std::string path)
-      : inner_(inner), path_(std::move(path)) {}
+  CapturingRunner(sim::ProcessRunner& inner, bool in_control_plane, std::string path)
+      : inner_(inner), in_control_plane_(in_control_plane), path_(std::move(path)) {}
   sim::ProcessResult Run(const sim::ProcessSpec& spec) override {
-    if (path_.empty()) {
+    if (!in_control_plane_) {
       last_ = inner_.Run(spec);
     } else {
       sim::ProcessSpec in_control_plane = spec;
-      in_control_plane.env_overrides["PATH"] = path_;
+      if (!path_.empty()) in_control_plane.env_overrides["PATH"] = path_;
       in_control_plane.hostname = sim::kControlPlaneName;
       last_ = inner_.Run(in_control_plane);
     }
@@ -52,6 +53,7 @@ class CapturingRunner : public sim::ProcessRunner {
 
  private:
   sim::ProcessRunner& inner_;
+  bool in_control_plane_;
   std::string path_;
   sim::ProcessResult last_;
 };
@@ -212,17 +214,38 @@ void CaseContext::CheckCanaries(const std::string& verb) const {
   }
 }
 
+namespace {
+constexpr const char* kSuccessIsTrueRule =
+    "success-is-true: a Success is true (the mount exists and is usable)";
+}  // namespace
+
+Finding CaseContext::CheckSuccessIsTrue(sim::Node& n, const sim::Args& args) {
+  const std::string verb = Verb(args);
+  if ((verb != "mount" && verb != "mountdevice") || args.size() < 2) return {};
+  const std::string& target = args[1];
+  std::string why;
+  if (profile_.pod_volume_is_directory) {
+    if (n.filesystem().PathExists(target)) return {};
+    RecordCheck(n, "directory", target, "missing");
+    why = verb + " answered Success but " + target + " is gone (podVolume: directory)";
+  } else {
+    if (n.filesystem().IsMountPoint(target)) return {};
+    RecordCheck(n, "mount point", target, "not a mount point");
+    why = verb + " answered Success but " + target + " is not a mount point";
+  }
+  // Wherever the call was made: the driver says it did what it did not.
+  Record(kSuccessIsTrueRule, why);
+  return {Grade::kFail, kSuccessIsTrueRule, why};
+}
+
 void CaseContext::CheckMounted(sim::Node& n, const std::string& verb, const std::string& target,
                                bool read_only) {
-  constexpr const char* kRule =
-      "success-is-true: a Success is true (the mount exists and is usable)";
-  const bool directory = verb == "mount" && profile_.pod_volume_is_directory;
+  constexpr const char* kRule = kSuccessIsTrueRule;
+  const bool directory = profile_.pod_volume_is_directory;
   if (directory && !n.filesystem().PathExists(target)) {
-    RecordCheck(n, "directory", target, "missing");
     Fail(kRule, verb + " answered Success but " + target + " is gone (podVolume: directory)");
   }
   if (!directory && !n.filesystem().IsMountPoint(target)) {
-    RecordCheck(n, "mount point", target, "not a mount point");
     Fail(kRule, verb + " answered Success but " + target + " is not a mount point");
   }
   std::error_code ec;
@@ -300,6 +323,16 @@ void CaseContext::Record(const std::string& rule, const std::string& why,
   findings_.push_back(std::move(finding));
 }
 
+void CaseContext::Withdraw(std::size_t mark, const std::string& rule, const std::string& why) {
+  std::lock_guard lock(mutex_);
+  for (std::size_t i = mark; i < findings_.size(); ++i) {
+    if (findings_[i].rule == rule && findings_[i].why == why) {
+      findings_.erase(findings_.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
+  }
+}
+
 void CaseContext::RecordCheck(const sim::Node& n, const std::string& check, const std::string& path,
                               const std::string& outcome) {
   transcript_.AddEvent("check", {{"node", n.name()},
@@ -370,7 +403,8 @@ sim::CallResult CaseContext::CheckedCall(sim::Node& n, const sim::Args& args,
                                          const std::string& component,
                                          const std::string& executable, CallMode mode) {
   const std::string verb = Verb(args);
-  CapturingRunner capturing(runner_, mode.control_plane ? ControlPlanePath() : "");
+  CapturingRunner capturing(runner_, mode.control_plane,
+                            mode.control_plane_path ? ControlPlanePath() : "");
   sim::DriverInvoker invoker(capturing, transcript_,
                              SettingsWithDeadline(profile_.TimeoutFor(verb)));
   sim::Redactor redactor;
@@ -394,6 +428,7 @@ sim::CallResult CaseContext::CheckedCall(sim::Node& n, const sim::Args& args,
   CheckCanaries(verb);
   Finding failing =
       CheckReply(verb, r.harness_problem, process.spawn_error, process.combined, r.verdict, mode);
+  if (failing.rule.empty() && r.ok()) failing = CheckSuccessIsTrue(n, args);
   if (!failing.rule.empty() && r.record) {
     std::lock_guard lock(mutex_);
     failing_by_record_[*r.record] = failing;
@@ -443,8 +478,8 @@ Finding CaseContext::CheckReply(const std::string& verb, const std::string& harn
     const bool hang = rule.rfind("F16", 0) == 0 || rule.rfind("F17", 0) == 0;
     if (mode.beyond_kubelet && !hang) {
       Warn(why + " [" + rule + "; a WARN: kubelet never makes this call]");
-    } else if (mode.as_warnings) {
-      Warn(why + " [" + rule + "; a WARN: the profile says kubelet-managed attach]");
+    } else if (!mode.warn_because.empty()) {
+      Warn(why + " [" + rule + "; a WARN: " + mode.warn_because + "]");
     } else {
       Record(rule, why);
     }
@@ -462,12 +497,13 @@ Finding CaseContext::CheckReply(const std::string& verb, const std::string& harn
   if (harness_problem.empty() && verdict.outcome == sim::Outcome::kDecodeError) {
     const std::string why =
         verb +
-        (mode.control_plane ? ", run as the controller runs it (PATH=" + ControlPlanePath() + ")"
-                            : std::string()) +
+        (mode.control_plane_path
+             ? ", run as the controller runs it (PATH=" + ControlPlanePath() + ")"
+             : std::string()) +
         ": kubelet cannot decode the reply: " + verdict.error;
     // In the control plane a tool the shell cannot find breaks the reply
     // (cluster-facts §2); any other stray output breaks it as on a node.
-    if (mode.control_plane && ShellFoundNoCommand(raw_output)) {
+    if (mode.control_plane_path && ShellFoundNoCommand(raw_output)) {
       found("F2 controller-path: kube-controller-manager has no shell tools, a minimal PATH", why,
             true);
     } else {
@@ -567,7 +603,12 @@ sim::CallResult CaseContext::ModeCaller::Call(const sim::DriverCall& call) {
   const bool controller =
       call.component == sim::Component::kController && ControllerVerb(Verb(call.args));
   mode.control_plane = controller && (in_control_plane_ || !c_.profile_.kubelet_managed_attach);
-  mode.as_warnings = controller && in_control_plane_ && c_.profile_.kubelet_managed_attach;
+  mode.control_plane_path = controller && in_control_plane_;
+  if (mode.control_plane_path) {
+    mode.warn_because = c_.profile_.kubelet_managed_attach
+                            ? "the profile says kubelet-managed attach"
+                            : "the case judges the control plane's environment as a whole";
+  }
   mode.beyond_kubelet = beyond_kubelet_;
   return c_.CheckedCall(call.node, call.args, sim::ComponentName(call.component), "", mode);
 }

@@ -12,9 +12,10 @@
 // skipped (the target is already mounted, or gone) kubelet goes on, so does
 // the case; where it would fail the same way forever, the case stops there.
 // Controller-side verbs (attach, detach, isattached) of a profile with
-// controller-managed attach run with the control plane's PATH (an empty
-// directory, as in a distroless kube-controller-manager, unless the
-// profile's controlPlanePath says otherwise) and hostname.
+// controller-managed attach run with the control plane's hostname and the
+// node's PATH; only control_plane() adds the control plane's PATH (an
+// empty directory, as in a distroless kube-controller-manager, unless the
+// profile's controlPlanePath says otherwise).
 #include <atomic>
 #include <map>
 #include <memory>
@@ -89,16 +90,19 @@ class CaseContext {
   const sim::VersionProfile& version() const { return *version_; }
   // kubelet's and the controller's operations as they make them: every
   // driver call held to the per-call rules (CheckReply), the controller's
-  // verbs in the control plane's environment.
+  // verbs with the control plane's hostname.
   sim::VolumeOperations& ops() { return ops_; }
   // The same calls where kubelet never makes them (a probe of
   // robustness): their per-call findings are warnings, but a hang or a
   // held pipe (F16, F17), which wedges any caller.
   sim::VolumeOperations& beyond_kubelet() { return beyond_kubelet_ops_; }
-  // The controller's verbs as kube-controller-manager runs them (the
-  // control plane's PATH and hostname) whatever the profile's attach
-  // management; with kubelet-managed attach their per-call findings are
-  // warnings (the cluster never runs them there).
+  // The controller's verbs as a distroless kube-controller-manager runs
+  // them (the control plane's PATH and hostname) whatever the profile's
+  // attach management; with kubelet-managed attach their per-call findings
+  // are warnings (the cluster never runs them there). Only the case about
+  // that environment uses it: everywhere else the controller's calls run
+  // with the node's PATH, so one missing tool does not hide the rest of
+  // the driver from every case that attaches.
   sim::VolumeOperations& control_plane() { return control_plane_ops_; }
   // `init` of another copy of the driver (one the case installs).
   sim::CallResult InitCopy(sim::Node& n, const std::string& executable);
@@ -185,6 +189,10 @@ class CaseContext {
   // call); the case goes on.
   void Record(const std::string& rule, const std::string& why,
               std::optional<std::size_t> call = std::nullopt) const;
+  // Takes back a finding recorded at or after `mark` (a findings().size())
+  // for a failure the case then accepted: a driver's well-formed refusal
+  // of a value it may refuse.
+  void Withdraw(std::size_t mark, const std::string& rule, const std::string& why);
   // A check the harness made on node n that came out wrong (a write that
   // failed, or went through a read-only mount; a read that differs),
   // recorded in the transcript as an event "check" {node, check, path,
@@ -253,11 +261,12 @@ class CaseContext {
   // Probe storms: what a call changed in the driver's own folder.
   void CheckPluginDir(const std::string& verb, const std::vector<std::string>& changes);
   void CheckCanaries(const std::string& verb) const;  // FAIL when a canary exists
-  // How one call is made: in the control plane's environment, with its
-  // per-call findings as warnings.
+  // How one call is made: on the control plane (its hostname), with the
+  // control plane's PATH, with its per-call findings as warnings.
   struct CallMode {
     bool control_plane = false;
-    bool as_warnings = false;
+    bool control_plane_path = false;
+    std::string warn_because;     // per-call findings are warnings, for this reason
     bool beyond_kubelet = false;  // a shape kubelet never calls
   };
   // The driver calls of ops() and beyond_kubelet(): through CheckedCall
@@ -293,6 +302,10 @@ class CaseContext {
                               const std::string& executable, CallMode mode);
   // The rules every reply is held to (F1-F4, F7, F16, F17, F21, F27): each
   // broken one is recorded; returns the one that fails the call for kubelet.
+  // After any mount or mountdevice that answered Success: its target is a
+  // mount point (or, with podVolume: directory, exists); a finding
+  // otherwise, which fails the call.
+  Finding CheckSuccessIsTrue(sim::Node& n, const sim::Args& args);
   Finding CheckReply(const std::string& verb, const std::string& harness_problem,
                      const std::string& spawn_error, const std::string& raw_output,
                      const sim::Verdict& verdict, CallMode mode);

@@ -123,6 +123,7 @@ void CheckPlantedFiles(CaseContext& c, const PlantedFiles& p, const std::string&
 std::optional<PodVolume> SetUpOrRefused(CaseContext& c, sim::Node& n, const sim::VolumeSpec& spec,
                                         const sim::MountExtras& pod, const std::string& what) {
   const std::size_t before = c.transcript().Calls().size();
+  const std::size_t findings_before = c.findings().size();
   try {
     return c.SetUp(n, spec, pod);
   } catch (const CaseFailure& e) {
@@ -134,6 +135,7 @@ std::optional<PodVolume> SetUpOrRefused(CaseContext& c, sim::Node& n, const sim:
         calls.back().verdict.outcome != sim::Outcome::kFailure ||
         !calls.back().harness_problem.empty())
       throw;
+    c.Withdraw(findings_before, e.rule, e.what());
     c.transcript().AddEvent("the driver refused " + what + " (a well-formed Failure)");
     return std::nullopt;
   }
@@ -229,6 +231,7 @@ std::vector<Case> Catalog(const CatalogOptions& options) {
   AddFaultCases(cases);
   AddFailurePathCases(cases);
   AddFailoverCases(cases);
+  AddRestartCases(cases);
   AddSequenceCases(cases, options.sequence);
   for (auto& c : cases) {
     if (LiveNodeCases().count(c.name)) c.tags.push_back(kLiveNodeTag);

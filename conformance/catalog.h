@@ -77,6 +77,7 @@ void AddFailurePathCases(std::vector<Case>& cases);
 void AddFailoverCases(std::vector<Case>& cases);
 void AddSequenceCases(std::vector<Case>& cases, const SequenceOptions& options);
 void AddResizeCases(std::vector<Case>& cases);
+void AddRestartCases(std::vector<Case>& cases);
 void AddMetricsCases(std::vector<Case>& cases);
 
 // Writes a file through the pod directory and reads it back (the volume

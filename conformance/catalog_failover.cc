@@ -161,24 +161,35 @@ void ReturnsBeforeMove(CaseContext& c, Attacher attacher) {
 // A second pod on B asks for the volume while A is alive and
 // uses it: refused with a message, A's data and mount untouched, never two
 // attachments; the detach that follows the uncertain attach leaves A alone.
+// Under accessMode ReadWriteMany B gets the volume too, sees what A
+// fsynced, and B's teardown leaves A's volume alone.
 void RefusedWhileOwnerAlive(CaseContext& c, Attacher attacher, bool rwo_pv) {
   auto shared = Failover::Make(c, attacher, rwo_pv);
   Failover& f = *shared;
+  const bool many = c.profile().read_write_many;
   auto on_a = f.Place(f.a());
   f.WriteFiles(on_a, "owner", 2);
   const std::size_t before_b = f.CallCount();
   auto on_b = f.Schedule(f.b());
-  if (f.Mounted(on_b)) {
-    c.Fail(kF14, "the volume was set up on " + f.b().name() + " while " + f.a().name() +
-                     " is running with it mounted: a live attachment was taken");
-  }
   auto attaches = f.CallsFor("attach", f.b(), before_b);
   if (attaches.empty()) {
     c.Fail(kF14, "no attach to " + f.b().name() + " was tried: " + Joined(f.last_errors()));
   }
-  if (MessageOf(attaches.front()).empty())
-    c.Fail(kF14, "the refused attach to " + f.b().name() + " gives no message saying why");
-  f.CheckBackend(&f.a(), "after the refused attach to " + f.b().name());
+  if (many) {
+    f.RequireMounted(
+        on_b, kF14,
+        "a second node's pod of a ReadWriteMany volume (accessMode), set up on " + f.b().name());
+    f.CheckFiles(on_b, std::string(kF14) + ": data fsynced on A is seen on B (ReadWriteMany)");
+    f.CheckBackendWithAOrB("with the volume on both nodes (ReadWriteMany)");
+  } else {
+    if (f.Mounted(on_b)) {
+      c.Fail(kF14, "the volume was set up on " + f.b().name() + " while " + f.a().name() +
+                       " is running with it mounted: a live attachment was taken");
+    }
+    if (!attaches.empty() && MessageOf(attaches.front()).empty())
+      c.Fail(kF14, "the refused attach to " + f.b().name() + " gives no message saying why");
+    f.CheckBackend(&f.a(), "after the refused attach to " + f.b().name());
+  }
   f.CheckUsable(on_a, "F14 follows-pod: the owner keeps its volume", "owner-after");
 
   const std::size_t before_delete = f.CallCount();
@@ -191,7 +202,8 @@ void RefusedWhileOwnerAlive(CaseContext& c, Attacher attacher, bool rwo_pv) {
   for (const auto& d : detaches) {
     if (d.verdict.outcome != sim::Outcome::kSuccess &&
         d.verdict.outcome != sim::Outcome::kNotSupported) {
-      c.Fail(kF12, "detach from " + f.b().name() + " (never attached): " + MessageOf(d));
+      c.Fail(kF12,
+             "detach from " + f.b().name() + (many ? ": " : " (never attached): ") + MessageOf(d));
     }
   }
   f.CheckBackend(&f.a(), "after detaching the refused attach from " + f.b().name());
@@ -203,10 +215,13 @@ void RefusedWhileOwnerAlive(CaseContext& c, Attacher attacher, bool rwo_pv) {
 // cannot see the API server. The pod is recreated on B: B's attach is
 // refused (A's instance runs), or the controller's force-detach through
 // A's daemon times out; stuck without harm until the partition heals,
-// then A tears down and the volume moves with its data.
+// then A tears down and the volume moves with its data. Under accessMode
+// ReadWriteMany B may have the volume at once; A's teardown after the
+// heal must leave B's alone.
 void Partitioned(CaseContext& c, Attacher attacher) {
   auto shared = Failover::Make(c, attacher, /*rwo_pv=*/true);
   Failover& f = *shared;
+  const bool many = c.profile().read_write_many;
   auto on_a = f.Place(f.a());
   f.WriteFiles(on_a, "before-partition", 2);
   f.Partition(f.a(), true);
@@ -217,25 +232,29 @@ void Partitioned(CaseContext& c, Attacher attacher) {
   auto on_b = f.Schedule(f.b(), /*rounds=*/1);
   if (attacher == Attacher::kKubelet) {
     auto attaches = f.CallsFor("attach", f.b(), before_b);
-    if (f.Mounted(on_b)) {
+    if (f.Mounted(on_b) && !many) {
       c.Fail(kF14, "the volume was set up on " + f.b().name() + " while " + f.a().name() +
                        " is alive (only cut off)");
     }
-    if (attaches.empty() || MessageOf(attaches.front()).empty())
+    if ((!many || !f.Mounted(on_b)) && (attaches.empty() || MessageOf(attaches.front()).empty()))
       c.Fail(kF14, "the refused attach to " + f.b().name() + " gives no message saying why");
   } else {
     const std::size_t before_force = f.CallCount();
     f.WaitForForceDetach(/*rounds=*/1);  // A is unhealthy: partitioned
     auto forced = f.CallsFor("detach", f.a(), before_force);
-    if (f.Mounted(on_b)) {
+    if (f.Mounted(on_b) && !many) {
       c.Fail(kF14, "the volume moved to " + f.b().name() + " through a force-detach from " +
                        f.a().name() +
                        ", whose daemon is unreachable while it has the volume mounted");
     }
-    if (forced.empty() || MessageOf(forced.back()).empty())
+    if ((!many || !f.Mounted(on_b)) && (forced.empty() || MessageOf(forced.back()).empty()))
       c.Fail(kF14, "the failed force-detach from " + f.a().name() + " gives no message");
   }
-  f.CheckBackend(&f.a(), "during the partition");
+  if (many) {
+    f.CheckBackendWithAOrB("during the partition (ReadWriteMany)");
+  } else {
+    f.CheckBackend(&f.a(), "during the partition");
+  }
   f.CheckFiles(on_a, "F14 data-intact: the partitioned owner's data is untouched");
 
   f.Partition(f.a(), false);  // A's kubelet syncs: the pod is gone

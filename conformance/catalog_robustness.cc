@@ -1,8 +1,10 @@
 // [robustness]: hostile values (spaces, tabs, quotes, backslashes, commas,
 // `=`, `$(...)`, backticks, `;`, a newline, a leading `-`, non-ASCII) in
-// every input a driver really reads and a cluster can hold (F24): secret
-// values (any bytes), the profile's free-text options, and the kubelet
-// root dir (the operator's --root-dir, so every path under it). Object
+// every input a driver really reads and a cluster can hold (F24): the
+// values of the profile's secrets and options (or, with none declared, of
+// the secret names drivers commonly read) and of one key nobody declares,
+// and the kubelet root dir (the operator's --root-dir, so every path
+// under it). Object
 // names stay DNS-1123, as the API server enforces (cluster-facts §1). Each
 // value carries canaries (files under the case dir a shell would create by
 // executing part of it); every call checks none appeared. Also: volumes
@@ -29,29 +31,54 @@ std::vector<std::string> HostileValues(CaseContext& c, const std::string& input)
           "-o remount,rw,exec=" + touch("a leading -")};
 }
 
+// A key no profile declares, a valid shell name: a driver that turns every
+// option or secret into a shell variable (`eval "$key=$value"`) evals it.
+constexpr const char* kExtraKey = "flexconformHostile";
+
+// The secret keys a hostile value goes into, one at a time: each declared
+// one (the others keep their values, so the driver gets as far as it
+// would), or with none declared, the names drivers commonly read.
+std::vector<std::string> HostileSecretKeys(const DriverProfile& p) {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : p.secrets) keys.push_back(key);
+  if (keys.empty()) keys = {"username", "password"};
+  keys.push_back(kExtraKey);
+  return keys;
+}
+
 void HostileSecretValues(CaseContext& c) {
   auto& n = c.node();
-  for (const auto& value : HostileValues(c, "secret flexconform-hostile")) {
-    auto pod = c.Pod("pod");
-    c.AddSecret(value);
-    pod.secret["flexconform-hostile"] = value;
-    auto v = SetUpOrRefused(c, n, c.Volume(c.Unique("vol")), pod, "a hostile secret value");
-    if (v && !v->driver_mounted)
-      c.Skip("capability: mount is Not supported, so the driver never sees secrets");
-    if (v) CheckDataRoundTrip(c, *v);
-    TearDownAll(c);
+  for (const auto& key : HostileSecretKeys(c.profile())) {
+    for (const auto& value : HostileValues(c, "secret " + key)) {
+      auto pod = c.Pod("pod");
+      c.AddSecret(value);
+      pod.secret[key] = value;
+      auto v =
+          SetUpOrRefused(c, n, c.Volume(c.Unique("vol")), pod, "a hostile value of secret " + key);
+      if (v && !v->driver_mounted)
+        c.Skip("capability: mount is Not supported, so the driver never sees secrets");
+      if (v) CheckDataRoundTrip(c, *v);
+      TearDownAll(c);
+    }
   }
 }
 
-std::string NeedsFreeTextOptions(const DriverProfile& p) {
-  return p.free_text_options.empty()
-             ? "profile: freeTextOptions names no option whose value is free text"
-             : "";
+// Every option of the profile's volume, its freeTextOptions and one extra
+// key, each in turn: what kubelet sees is judged (one JSON reply, nothing
+// executed, no secret leaked), never whether the backend took the value.
+std::vector<std::string> HostileOptionKeys(const DriverProfile& p) {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : p.volume_options) keys.push_back(key);
+  for (const auto& key : p.free_text_options) {
+    if (!p.volume_options.count(key)) keys.push_back(key);
+  }
+  keys.push_back(kExtraKey);
+  return keys;
 }
 
-void HostileFreeTextOptions(CaseContext& c) {
+void HostileOptionValues(CaseContext& c) {
   auto& n = c.node();
-  for (const auto& key : c.profile().free_text_options) {
+  for (const auto& key : HostileOptionKeys(c.profile())) {
     for (const auto& value : HostileValues(c, "option " + key)) {
       auto spec = c.Volume(c.Unique("vol"));
       spec.options[key] = value;
@@ -137,8 +164,8 @@ void AddRobustnessCases(std::vector<Case>& cases) {
   cases.push_back({"robustness/hostile-free-text-options",
                    {"robustness", "root"},
                    {"F24"},
-                   NeedsFreeTextOptions,
-                   HostileFreeTextOptions});
+                   Always,
+                   HostileOptionValues});
   cases.push_back({"robustness/kubelet-root-with-space",
                    {"robustness", "root"},
                    {"F24"},

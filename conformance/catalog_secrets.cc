@@ -6,6 +6,10 @@
 // production: accepting it is a FAIL only for a driver whose profile
 // declares secrets (it reads them, and should check them); for any other
 // driver (and with no profile) it is a WARN.
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +28,90 @@ void SecretsNotLeaked(CaseContext& c) {
   auto v = c.SetUp(n, c.Volume(c.Unique("vol")), pod);
   if (!v.driver_mounted)
     c.Skip("capability: mount is Not supported, so the driver never sees secrets");
+  CheckDataRoundTrip(c, v);
+  TearDownAll(c);
+}
+
+// Where a driver puts a secret it decoded: the mount table (a mount
+// helper's source or options), files in the volume, and files it writes
+// in the node's common scratch places (a credentials file). Each file up
+// to 1 MiB, found within two levels.
+std::map<std::string, std::string> PlacesADecodedSecretGoes(CaseContext& c, sim::Node& n,
+                                                            const std::string& pod_dir) {
+  std::map<std::string, std::string> places;
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string text;
+    text.resize(1 << 20);
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    return text;
+  };
+  places["the mount table (mountinfo)"] =
+      read("/proc/" + std::to_string(n.holder_pid()) + "/mountinfo");
+  for (const std::string& dir : {pod_dir, std::string("/tmp"), std::string("/run")}) {
+    std::error_code ec;
+    const std::string root = CaseContext::HostPath(n, dir);
+    std::filesystem::recursive_directory_iterator it(
+        root, std::filesystem::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (it.depth() >= 2) it.disable_recursion_pending();
+      if (!it->is_regular_file(ec) || it->file_size(ec) > (1u << 20)) continue;
+      const std::string path = it->path().string();
+      // The case's own dirs hold the transcripts and the fixture's state.
+      if (path.find(c.case_dir()) != std::string::npos) continue;
+      places[dir + path.substr(root.size())] = read(path);
+    }
+  }
+  return places;
+}
+
+// Whether `encoded` appears in `text` other than as the value of a
+// kubernetes.io/secret/ key (the options JSON a driver logs or keeps: the
+// secret stored as kubelet sent it, not used undecoded).
+bool UsedUndecoded(const std::string& text, const std::string& encoded) {
+  for (std::size_t at = text.find(encoded); at != std::string::npos;
+       at = text.find(encoded, at + 1)) {
+    const std::size_t from = at > 200 ? at - 200 : 0;
+    const std::string before = text.substr(from, at - from);
+    const std::size_t key = before.rfind(sim::kSecretKeyPrefix);
+    if (key == std::string::npos || before.find_first_of(",{}", key) != std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+// kubelet sends each secret base64-encoded; a driver that hands the
+// encoded form to its backend (a mount helper's password, a credentials
+// file) authenticates with the wrong value. Judged by where the driver put
+// it. With no secrets declared, two names drivers commonly read get
+// values of the suite's own.
+void SecretsDecodedBeforeUse(CaseContext& c) {
+  auto& n = c.node();
+  auto pod = c.Pod("pod");
+  if (pod.secret.empty()) {
+    for (const std::string key : {"username", "password"}) {
+      pod.secret[key] = "flexconform-" + key + "-" + c.Unique("v");
+      c.AddSecret(pod.secret[key]);
+    }
+  }
+  auto v = c.SetUp(n, c.Volume(c.Unique("vol")), pod);
+  if (!v.driver_mounted)
+    c.Skip("capability: mount is Not supported, so the driver never sees secrets");
+  const auto places = PlacesADecodedSecretGoes(c, n, v.pod_dir);
+  for (const auto& [key, raw] : pod.secret) {
+    const std::string encoded = sim::Base64(raw);
+    // Too short to tell from other text.
+    if (encoded.size() < 8) continue;
+    for (const auto& [where, text] : places) {
+      if (!UsedUndecoded(text, encoded)) continue;
+      c.Record("F20 secrets-decoded: secrets are base64; the driver decodes them",
+               "secret " + key +
+                   " was used undecoded: its base64 form, as kubelet sent it, is in " + where +
+                   " where the driver put the secret");
+      break;
+    }
+  }
   CheckDataRoundTrip(c, v);
   TearDownAll(c);
 }
@@ -84,6 +172,11 @@ void AddSecretsCases(std::vector<Case>& cases) {
                    {"F20", "F21"},
                    Always,
                    SecretsNotLeaked});
+  cases.push_back({"secrets/decoded-before-use",
+                   {"secrets", "root"},
+                   {"F20"},
+                   Always,
+                   SecretsDecodedBeforeUse});
   cases.push_back({"secrets/invalid-base64-is-failure",
                    {"secrets", "root"},
                    {"F20", "F21", "F30"},

@@ -276,8 +276,9 @@ void Failover::CheckBackend(const sim::Node* node, const std::string& when) {
 
 void Failover::CheckBackendOwner(const Owners& owners, const std::string& when) {
   if (!c_.profile().attachable()) return;
+  const bool many = c_.profile().read_write_many;
   auto doubles = c_.fixture().DoubleAttachments();
-  if (!doubles.empty()) {
+  if (!doubles.empty() && !many) {
     c_.Fail(kF14, when + ": the backend had a volume attached to two nodes: " + doubles.front());
   }
   auto attachments = c_.fixture().Attachments();
@@ -286,8 +287,13 @@ void Failover::CheckBackendOwner(const Owners& owners, const std::string& when) 
     return;
   }
   for (const auto& [volume, nodes] : *attachments) {
+    // ReadWriteMany: attached to any of the owners, several at once.
     const bool right =
-        owners.empty() ? nodes.empty() : nodes.size() == 1 && Among(owners, nodes.front());
+        owners.empty() ? nodes.empty()
+        : many
+            ? !nodes.empty() && std::all_of(nodes.begin(), nodes.end(),
+                                            [&](const std::string& n) { return Among(owners, n); })
+            : nodes.size() == 1 && Among(owners, nodes.front());
     if (!right) {
       std::string where;
       for (const auto& n : nodes) where += (where.empty() ? "" : ", ") + n;
@@ -326,7 +332,7 @@ void Failover::Witness(const Owners& owners, const std::string& when) {
           kF14)) {
     return;
   }
-  if (attached.size() > 1) {
+  if (attached.size() > 1 && !c_.profile().read_write_many) {
     c_.Fail(kF14, when + ": isattached says " + spec_.name + " is attached to " + list(attached) +
                       " at once (a volume is attached to one node at a time)");
   }

@@ -113,7 +113,7 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
              "volumeOptions", "fsTypes",    "invalidOptions",   "freeTextOptions",  "secrets",
              "nodes",         "nodeEnv",    "privileges",       "timeouts",         "skip",
              "install",       "fixture",    "controlPlanePath", "storage",          "liveNode",
-             "podVolume"});
+             "podVolume",     "accessMode"});
   DriverProfile p;
   if (!root["driver"] && !root["liveNode"])
     throw ProfileError(origin, root, "'driver' (the executable) is required");
@@ -184,8 +184,8 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
     if (f.IsScalar()) {
       p.fixture.kind = f.as<std::string>();
     } else {
-      std::set<std::string> allowed{"kind",       "setup", "teardown",
-                                    "convoyFake", "mode",  "hookTimeout"};
+      std::set<std::string> allowed{"kind", "setup",       "teardown", "convoyFake",
+                                    "mode", "hookTimeout", "api"};
       for (const auto& h : FixtureHookNames()) allowed.insert(h);
       CheckKeys(origin, f, "fixture", allowed);
       for (const auto& h : FixtureHookNames()) {
@@ -209,6 +209,18 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
         }
       }
       if (auto v = f["mode"]) p.fixture.mode = As<std::string>(origin, v, "fixture.mode");
+      if (auto v = f["api"]) {
+        p.fixture.api = As<std::string>(origin, v, "fixture.api");
+        if (p.fixture.api != "stock" && p.fixture.api != "extended")
+          throw ProfileError(origin, v,
+                             "fixture.api must be stock (Convoy v0.5.2 as released) or extended "
+                             "(with the Kubernetes extensions), not '" +
+                                 p.fixture.api + "'");
+        if (p.fixture.kind != "convoy-fake")
+          throw ProfileError(origin, v,
+                             "fixture.api says which Convoy convoy-fake plays, so it needs "
+                             "kind: convoy-fake");
+      }
     }
     if (p.fixture.kind != "none" && p.fixture.kind != "convoy-fake" && p.fixture.kind != "command")
       throw ProfileError(origin, f, "fixture must be none, convoy-fake or command");
@@ -240,6 +252,15 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
       throw ProfileError(origin, root["fixture"],
                          "liveNode: the driver uses the node's real backend, not the convoy-fake "
                          "fixture (none, or a command fixture)");
+  }
+  if (auto n = root["accessMode"]) {
+    const std::string mode = As<std::string>(origin, n, "accessMode");
+    if (mode != "ReadWriteOnce" && mode != "ReadWriteMany")
+      throw ProfileError(origin, n,
+                         "accessMode must be ReadWriteOnce (one node at a time) or ReadWriteMany "
+                         "(several nodes may mount a volume at once), not '" +
+                             mode + "'");
+    p.read_write_many = mode == "ReadWriteMany";
   }
   if (auto n = root["storage"]) {
     p.storage = As<std::string>(origin, n, "storage");

@@ -23,7 +23,8 @@ struct FixtureSpec {
   std::string teardown;         // kind "command": sh -c, after each case
   std::string convoy_fake;      // kind "convoy-fake": the binary; empty = next to flexconform
   std::string mode = "attach";  // convoy-flexvolume's mode: "attach" or "mount"
-  // kind "convoy-fake": the Convoy its daemons play (--api stock | extended)
+  // kind "convoy-fake": the Convoy its daemons play (--api stock | extended;
+  // profile key fixture.api)
   std::string api = "extended";
   // kind "command": per-node hooks (sh -c, "{{node}}", "{{nodes}}" and
   // "{{case_dir}}" substituted), by name: nodeStart, nodeStop (in the node's
@@ -75,6 +76,12 @@ struct DriverProfile {
   // its node), "ephemeral" (fresh on every mount); empty: not said, so the
   // cross-node data check SKIPs.
   std::string storage;
+  // accessMode: ReadWriteMany says the backend is storage several nodes
+  // may attach and mount at once (NFS, a shared directory): [failover] then
+  // lets a volume be attached to several nodes that may have it, and still
+  // checks its data and that a node's teardown touches no other node's.
+  // Default (ReadWriteOnce): one node at a time (F14).
+  bool read_write_many = false;
   // podVolume: directory: mount fills the pod dir itself and mounts
   // nothing there, as kubelet's own gitRepo volume does (kubelet never
   // looks for a mount after mount's Success). The pod dir being there is

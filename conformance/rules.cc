@@ -96,6 +96,9 @@ const std::vector<Rule>& Rules() {
       {"F19 mountdevice-mounts",
        "mountdevice mounts the device at the global path, and answers Success only then"},
       {"F20 secrets-base64", "base64-decode kubernetes.io/secret/* values; refuse invalid base64"},
+      {"F20 secrets-decoded",
+       "base64-decode each kubernetes.io/secret/* value before using it: kubelet sends the "
+       "encoded form, never the secret"},
       {"F21 no-secret-leak", "never print a secret, decoded or not, in a reply, a log or an error"},
       {"F22 fsgroup-key",
        "read fsGroup from kubernetes.io/mounterArgs.FsGroup and kubernetes.io/fsGroup"},

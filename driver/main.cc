@@ -32,8 +32,9 @@ constexpr const char* kUsage =
     "  fsType        ext4 (default) or xfs    readOnly    honoured (kubernetes.io/readwrite)\n"
     "  (xfs and EBS take-over need a Convoy with the Kubernetes extensions, not stock v0.5.2)\n"
     "\n"
-    "Configuration: /etc/convoy-flexvolume/config.json or $CONVOY_FLEXVOLUME_CONFIG; every\n"
-    "key is optional (defaults shown):\n"
+    "Configuration: /etc/convoy-flexvolume/config.json (no file there: every default), or\n"
+    "the file $CONVOY_FLEXVOLUME_CONFIG names (which must exist); every key is optional\n"
+    "(defaults shown):\n"
     "  socket          /var/run/convoy/convoy.sock   this node's Convoy daemon\n"
     "  nodeSockets     {\"node-a\": \"/run/convoy/a.sock\"}   attach/detach/isattached per node\n"
     "  socketTemplate  \"/run/convoy/{node}.sock\"   ... or by template\n"
@@ -44,8 +45,11 @@ constexpr const char* kUsage =
     "  api             auto | stock | extended     auto: asked of each daemon\n"
     "\n"
     "Exit codes: 0 Success or Not supported, 1 Failure (a FlexVolume call); install and\n"
-    "version: 0 done, 1 failed, 2 usage error.\n"
-    "A missing file means all defaults.\n";
+    "version: 0 done, 1 failed, 2 usage error.\n";
+
+constexpr const char* kPluginDirHint =
+    "the directory kubelet probes (its --volume-plugin-dir, by default\n"
+    "/usr/libexec/kubernetes/kubelet-plugins/volume/exec)";
 
 void Print(int fd, const std::string& text) {
   size_t done = 0;
@@ -73,17 +77,21 @@ int Install(int argc, char** argv) {
     }
     if (arg == "--plugin-dir" && i + 1 < argc) {
       plugin_dir = argv[++i];
+    } else if (arg == "--plugin-dir") {
+      Print(2, std::string("convoy-flexvolume install: --plugin-dir needs a value: ") +
+                   kPluginDirHint + "\n");
+      return 2;
     } else if (arg.rfind("--plugin-dir=", 0) == 0) {
       plugin_dir = arg.substr(std::strlen("--plugin-dir="));
     } else {
-      Print(2, "convoy-flexvolume install: unexpected argument \"" + arg + "\"\n\n" + kUsage);
+      Print(2, "convoy-flexvolume install: unexpected argument \"" + arg +
+                   "\" (usage: convoy-flexvolume install --plugin-dir DIR; see --help)\n");
       return 2;
     }
   }
   if (plugin_dir.empty()) {
-    Print(2, std::string("convoy-flexvolume install: --plugin-dir DIR is required (kubelet's\n"
-                         "--volume-plugin-dir, by default "
-                         "/usr/libexec/kubernetes/kubelet-plugins/volume/exec)\n"));
+    Print(2, std::string("convoy-flexvolume install: --plugin-dir DIR is required: ") +
+                 kPluginDirHint + "\n");
     return 2;
   }
   try {

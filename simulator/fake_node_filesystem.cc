@@ -179,7 +179,11 @@ void FakeNodeFilesystem::RemoveDir(const std::string& path) {
   const std::string s = Storage(path);
   auto it = entries_.find(s);
   if (it == entries_.end()) Fail("rmdir " + path, ENOENT);
-  if (!it->second.directory) Fail("rmdir " + path, ENOTDIR);
+  if (!it->second.directory) {
+    CheckWritable("rmdir", path);
+    entries_.erase(it);
+    return;
+  }
   auto child = entries_.lower_bound(s + "/");
   if (child != entries_.end() && child->first.compare(0, s.size() + 1, s + "/") == 0)
     Fail("rmdir " + path, ENOTEMPTY);

@@ -263,8 +263,11 @@ void NamespaceFilesystem::RemoveDir(const std::string& path) {
   if (IsMountPoint(path)) {
     throw FilesystemError("rmdir " + path + " (node " + node_name_ + "): " + Why(EBUSY), EBUSY);
   }
-  if (::rmdir(InNamespace(path).c_str()) != 0) {
+  const std::string in_namespace = InNamespace(path);
+  if (::rmdir(in_namespace.c_str()) != 0) {
     int err = errno;
+    if (err == ENOTDIR && ::unlink(in_namespace.c_str()) == 0) return;
+    if (err == ENOTDIR) err = errno;
     throw FilesystemError("rmdir " + path + " (node " + node_name_ + "): " + Why(err), err);
   }
 }

@@ -39,7 +39,10 @@ class NodeFilesystem {
   virtual std::vector<MountEntry> Mounts() = 0;
   virtual bool PathExists(const std::string& path) = 0;
   virtual void MakeDirs(const std::string& path, unsigned mode) = 0;  // mkdir -p
-  virtual void RemoveDir(const std::string& path) = 0;                // rmdir, not recursive
+  // os.Remove, as kubelet's CleanupMountPoint: an empty directory (rmdir,
+  // not recursive) or a file (kubelet reconstructs every name in a
+  // plugin's volumes dir, files too, and removes each after unmount).
+  virtual void RemoveDir(const std::string& path) = 0;
   // The names in a directory (no "." or ".."); empty when it is missing.
   virtual std::vector<std::string> ListDir(const std::string& path) = 0;
   // SafeFormatAndMount: mkfs (fsType, "" = ext4) only when the device has

@@ -1,5 +1,6 @@
 #include "driver/convoy/config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -106,6 +107,36 @@ Config ParseDocument(const json& doc) {
   return c;
 }
 
+// "LINE:COLUMN" (1-based) of the byte nlohmann's parser stopped at (its
+// `byte` is 1-based: the count of bytes read).
+std::string JsonErrorPlace(const std::string& text, size_t byte) {
+  const size_t end = std::min(byte > 0 ? byte - 1 : 0, text.size());
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return std::to_string(line) + ":" + std::to_string(column);
+}
+
+// nlohmann's what() without its exception id and position (given once, in
+// the file:line:column form): "[json.exception.parse_error.101] parse error
+// at line 3, column 1: syntax error ..." -> "syntax error ...".
+std::string JsonErrorWhat(const std::string& what) {
+  std::string out = what;
+  if (out.rfind("[json.exception.", 0) == 0) {
+    if (size_t close = out.find("] "); close != std::string::npos) out.erase(0, close + 2);
+  }
+  if (out.rfind("parse error", 0) == 0) {
+    if (size_t colon = out.find(": "); colon != std::string::npos) out.erase(0, colon + 2);
+  }
+  return out;
+}
+
 }  // namespace
 
 bool ParseDuration(const std::string& text, std::chrono::milliseconds* out) {
@@ -132,7 +163,8 @@ Config ParseConfig(const std::string& text, const std::string& path) {
   try {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
-    throw std::runtime_error(prefix + "not valid JSON: " + e.what());
+    throw std::runtime_error("invalid config " + path + ":" + JsonErrorPlace(text, e.byte) +
+                             ": not valid JSON: " + JsonErrorWhat(e.what()));
   }
   try {
     return ParseDocument(doc);
@@ -141,9 +173,14 @@ Config ParseConfig(const std::string& text, const std::string& path) {
   }
 }
 
-Config LoadConfig(const std::string& path) {
+Config LoadConfig(const std::string& path, bool named) {
   const auto text = flexvolume::ReadFileText(path);
   if (!text) {
+    if (errno == ENOENT && named) {
+      throw std::runtime_error(std::string("config file ") + path + " (named by " + kConfigEnv +
+                               ") does not exist; unset " + kConfigEnv + " to use " +
+                               kDefaultConfigPath + " or the defaults");
+    }
     if (errno == ENOENT) return Config{};
     throw std::runtime_error("cannot read config " + path + ": " + std::strerror(errno));
   }
@@ -162,9 +199,10 @@ const char* ApiName(Api api) {
   return "auto";
 }
 
-std::string ConfigPath() {
+ConfigLocation ConfigPath() {
   const char* env = std::getenv(kConfigEnv);
-  return env != nullptr && *env != '\0' ? env : kDefaultConfigPath;
+  if (env != nullptr && *env != '\0') return {env, true};
+  return {kDefaultConfigPath, false};
 }
 
 std::string Config::SocketForNode(const std::string& node) const {

@@ -1,7 +1,8 @@
 #pragma once
 // convoy-flexvolume's configuration: /etc/convoy-flexvolume/config.json, or
-// the file named by $CONVOY_FLEXVOLUME_CONFIG. Every key is optional and a
-// missing file means all defaults:
+// the file named by $CONVOY_FLEXVOLUME_CONFIG. Every key is optional and no
+// file at the default path means all defaults (a file the variable names
+// must exist: a typo there must not silently mean the defaults):
 //
 //   {
 //     "socket": "/var/run/convoy/convoy.sock",       // this node's daemon
@@ -9,7 +10,7 @@
 //     "socketTemplate": "/run/convoy/{node}.sock",     // ... or by template
 //     "mode": "attach",                               // or "mount" (mount-only)
 //     "timeouts": {"connect": "5s", "request": "2m", "waitforattach": "2m"},
-//     "logFile": "/var/log/convoy-flexvolume.log",    // empty: syslog
+//     "logFile": "",                                  // syslog; or a file
 //     "stateDir": "/var/lib/convoy-flexvolume",
 //     "api": "auto"                                   // or "stock" | "extended"
 //   }
@@ -55,15 +56,22 @@ struct Config {
   std::string SocketForNode(const std::string& node) const;
 };
 
-// The config file path in effect ($CONVOY_FLEXVOLUME_CONFIG or the default).
-std::string ConfigPath();
+// The config file in effect: the one $CONVOY_FLEXVOLUME_CONFIG names
+// (`named`), else the default path.
+struct ConfigLocation {
+  std::string path;
+  bool named = false;
+};
+ConfigLocation ConfigPath();
 
-// Loads `path`; a missing file yields the defaults. An unreadable or invalid
+// Loads `path`; a missing file yields the defaults, unless `named` (then it
+// is an error saying the named file is missing). An unreadable or invalid
 // file throws std::runtime_error naming the file and the problem.
-Config LoadConfig(const std::string& path);
+Config LoadConfig(const std::string& path, bool named = false);
 
 // Parses the text of a config file (`path` only names it in errors); throws
-// like LoadConfig.
+// like LoadConfig. Invalid JSON is reported as "PATH:LINE:COLUMN: not valid
+// JSON: <what was wrong>".
 Config ParseConfig(const std::string& text, const std::string& path);
 
 // "250ms", "5s", "2m" -> milliseconds.

@@ -73,11 +73,6 @@ bool IsAttachedElsewhere(const ConvoyError& e) {
          text.find("already attached") != std::string::npos;
 }
 
-// The daemon no longer knows the volume (Convoy's 400 for mount/umount).
-bool IsNoSuchVolume(const ConvoyError& e) {
-  return e.status() == 400 && std::string(e.what()).find("doesn't exist") != std::string::npos;
-}
-
 }  // namespace
 
 void SystemClock::SleepFor(std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }
@@ -89,7 +84,8 @@ ConvoyDriver::ConvoyDriver(Config config, std::string config_error, DriverDeps d
       names_(config_.state_dir + "/names"),
       volume_ids_(config_.state_dir + "/ebs-volume-ids"),
       daemon_apis_(config_.state_dir + "/daemon-api"),
-      bind_mounts_(config_.state_dir + "/bind-mounts") {}
+      bind_mounts_(config_.state_dir + "/bind-mounts"),
+      vfs_attachments_(config_.state_dir + "/vfs-attachments") {}
 
 template <typename What, typename Body>
 DriverStatus ConvoyDriver::RunVerb(const VerbRules& rules, What what, Body body) {
@@ -292,6 +288,9 @@ DriverStatus ConvoyDriver::Attach(const Options& opts, const std::string& node) 
         VolumeInfo info = EnsureAttached(*client, spec, &created);
         const std::string pv = flexvolume::Get(opts, flexvolume::option::kPvOrVolumeName);
         if (!pv.empty() && pv != spec.name) names_.Put({NodeKey(node), pv}, spec.name);
+        // Every node's daemon sees a VFS volume once any node created it:
+        // this node's attachment is the driver's own record.
+        if (spec.driver == "vfs") vfs_attachments_.Put({NodeKey(node), spec.name}, info.Device());
         DriverStatus s = Succeed();
         s.device = info.Device();
         return s;
@@ -338,7 +337,9 @@ DriverStatus ConvoyDriver::IsAttached(const Options& opts, const std::string& no
       [&](const VolumeSpec& spec) {
         auto info = ClientForNode(node)->Inspect(spec.name);
         DriverStatus s = Succeed();
-        s.attached = info && info->IsAttached();
+        s.attached = info && (spec.driver == "vfs"
+                                  ? vfs_attachments_.Get({NodeKey(node), spec.name}).has_value()
+                                  : info->IsAttached());
         return s;
       });
 }
@@ -357,22 +358,14 @@ void ConvoyDriver::EnsureMounted(ConvoyClient& client, const VolumeSpec& spec,
                                ", but kubernetes.io/fsType asks for " + spec.fs_type +
                                "; it is never reformatted");
     }
-    mounted_by_daemon = !info->mount_point.empty() &&
+    // A VFS volume's MountPoint is shared by every node: not evidence here.
+    mounted_by_daemon = !vfs && !info->mount_point.empty() &&
                         Canonical(info->mount_point) == Canonical(dir) && IsMountPoint(dir);
   }
   bool mounted_now = false;
-  if (vfs && api == Api::kExtended && !mounted_by_daemon) {
-    MountRequest req;
-    req.volume_name = spec.name;
-    req.mount_point = dir;
-    req.read_write = spec.read_only ? "ro" : "rw";
-    // A VFS volume is a directory: bind it, and allow a new mount point when
-    // the shared metadata still names another node's (failover).
-    req.bind_mount = "bind";
-    req.remount = true;
+  if (vfs && api == Api::kExtended) {
     try {
-      client.Mount(req);
-      mounted_now = true;
+      mounted_now = MountExtendedVfs(client, spec, dir);
     } catch (const ConvoyError& e) {
       if (config_.api != Api::kAuto || !IsStockVfsRefusal(e)) throw;
       RememberApi(client, Api::kStock,
@@ -410,16 +403,45 @@ void ConvoyDriver::EnsureMounted(ConvoyClient& client, const VolumeSpec& spec,
   throw std::runtime_error(difference);
 }
 
+bool ConvoyDriver::OwnVfsMountAt(const std::string& dir, const std::string& name) {
+  if (!IsMountPoint(dir)) return false;
+  auto owner = BindMountAt(dir);
+  if (owner != name) {
+    throw std::runtime_error("something else is mounted there" +
+                             (owner ? " (vfs volume " + *owner + ")" : std::string()));
+  }
+  return true;
+}
+
+bool ConvoyDriver::MountExtendedVfs(ConvoyClient& client, const VolumeSpec& spec,
+                                    const std::string& dir) {
+  if (OwnVfsMountAt(dir, spec.name)) return false;
+  const std::string path = Canonical(dir);
+  MountRequest req;
+  req.volume_name = spec.name;
+  req.mount_point = dir;
+  req.read_write = spec.read_only ? "ro" : "rw";
+  // A VFS volume is a directory: bind it, and allow a new mount point when
+  // the shared metadata still names another node's (failover, PR #161).
+  req.bind_mount = "bind";
+  req.remount = true;
+  // Recorded first: a mount made by a request that then timed out is still
+  // this node's to tear down.
+  bind_mounts_.Put({KeyOf(path)}, spec.name + "\n" + path);
+  try {
+    client.Mount(req);
+  } catch (...) {
+    if (!IsMountPoint(dir)) bind_mounts_.Erase({KeyOf(path)});
+    throw;
+  }
+  return true;
+}
+
 bool ConvoyDriver::MountStockVfs(ConvoyClient& client, const VolumeSpec& spec,
                                  const std::string& dir) {
   const std::string path = Canonical(dir);
-  if (auto found = MountAt(dir)) {
-    auto owner = BindMountAt(dir);
-    if (owner != spec.name) {
-      throw std::runtime_error("something else is mounted there" +
-                               (owner ? " (vfs volume " + *owner + ")" : std::string()));
-    }
-    if (spec.read_only && !found->read_only) RemountReadOnly(dir);
+  if (OwnVfsMountAt(dir, spec.name)) {
+    if (spec.read_only && !MountAt(dir)->read_only) RemountReadOnly(dir);
     return false;
   }
   // v0.5.2: no mount point; the daemon records and returns the volume's own
@@ -500,29 +522,29 @@ DriverStatus ConvoyDriver::MountDevice(const std::string& dir, const std::string
       });
 }
 
-std::vector<std::string> ConvoyDriver::UnmountAt(ConvoyClient& client, const std::string& dir) {
-  std::vector<std::string> unmounted;
+std::vector<ConvoyDriver::Unmounted> ConvoyDriver::UnmountAt(ConvoyClient& client,
+                                                             const std::string& dir) {
   const std::string target = Canonical(dir);
   if (auto own = BindMountAt(dir)) {
-    // The driver's own bind mount (stock VFS): it unmounts it itself, then
-    // tells the daemon, but only when it did unmount something now: a mount
-    // lost with a crash is no reason to clear a marker another node may hold.
-    if (IsMountPoint(dir)) {
-      UnmountOrThrow(dir);
-      try {
-        client.Umount(*own);
-      } catch (const ConvoyError& e) {
-        if (!IsNoSuchVolume(e)) throw;
-      }
-    }
+    // This node's mount of a VFS volume (bound by the daemon or by the
+    // driver): the driver unmounts it itself and never asks the daemon,
+    // whose shared MountPoint may name another node's mount by now (its
+    // umount would act on that one, or clear that node's mark).
+    if (IsMountPoint(dir)) UnmountOrThrow(dir);
+    if (IsMountPoint(dir))
+      throw std::runtime_error("still mounted after unmounting vfs volume " + *own);
     bind_mounts_.Erase({KeyOf(target)});
-    unmounted.push_back(*own);
+    return {{*own, true}};
   }
+  std::vector<Unmounted> unmounted;
   for (const auto& [name, info] : client.List()) {
+    // A VFS volume's MountPoint is shared by every node (and kubelet's path
+    // is the same on each): it never shows that the mount here is that
+    // volume, and its umount would act on another node's mark.
+    if (info.driver == "vfs") continue;
     if (info.mount_point.empty() || Canonical(info.mount_point) != target) continue;
-    if (!unmounted.empty() && unmounted.front() == name) continue;
     client.Umount(name);
-    unmounted.push_back(name);
+    unmounted.push_back({name, false});
   }
   if (IsMountPoint(dir)) {
     throw std::runtime_error(unmounted.empty()
@@ -563,27 +585,21 @@ DriverStatus ConvoyDriver::Detach(const std::string& volume_name, const std::str
           return Succeed("volume " + Quoted(volume_name) +
                          " is not attached: not a valid Convoy name");
         }
+        // A VFS volume's Convoy reference is one record on the shared vfs
+        // path that every node's daemon reads: deleting it would detach the
+        // volume from every node. This node's attachment is the driver's
+        // own record, and dropping it is all a detach does (no daemon asked).
+        const bool vfs_here = vfs_attachments_.Get({NodeKey(node), name}).has_value();
         auto client = ClientForNode(node);
         // Only this node's daemon is asked, and it only drops its own
         // attachment: a volume that failed over elsewhere is left alone.
-        auto info = client->Inspect(name);
-        if (info && info->driver == "vfs" && !info->mount_point.empty()) {
-          // A vfs volume is one directory shared by every node, and its
-          // MountPoint lives in the shared metadata: after a failover it names
-          // the new node's mount, and Convoy refuses to drop even a reference
-          // to a mounted volume. Keeping the reference holds nothing here.
+        std::optional<VolumeInfo> info;
+        if (!vfs_here) info = client->Inspect(name);
+        if (vfs_here || (info && info->driver == "vfs")) {
+          vfs_attachments_.Erase({NodeKey(node), name});
           names_.Erase({NodeKey(node), volume_name});
-          if (Canonical(info->mount_point) == Canonical(info->Device())) {
-            // A v0.5.2 mount records the volume's own directory: it names no
-            // node and no path, only that someone (Docker, `convoy mount`, this
-            // driver with a stock daemon on some node) has it mounted.
-            return Succeed("vfs volume " + name + " is marked mounted (its own directory " +
-                           info->mount_point +
-                           ", as stock Convoy records any mount); its reference on " + node +
-                           " stays");
-          }
-          return Succeed("vfs volume " + name + " is mounted at " + info->mount_point +
-                         "; its reference on " + node + " stays");
+          return Succeed("vfs volume " + name + " detached from " + node +
+                         "; its shared Convoy reference stays for the other nodes");
         }
         if (info) client->Delete(name, /*reference_only=*/true);
         names_.Erase({NodeKey(node), volume_name});
@@ -607,7 +623,7 @@ DriverStatus ConvoyDriver::Mount(const std::string& dir, const Options& opts) {
           EnsureMounted(*client, spec, dir);
         } catch (...) {
           // Leave no attachment behind for a mount that failed.
-          if (created) {
+          if (created && spec.driver != "vfs") {
             try {
               client->Delete(spec.name, /*reference_only=*/true);
             } catch (const std::exception& e) {
@@ -633,8 +649,9 @@ DriverStatus ConvoyDriver::Unmount(const std::string& dir) {
         if (!std::filesystem::exists(dir, ec))
           return Succeed("not mounted: " + dir + " does not exist");
         auto client = LocalClient();
-        for (const std::string& name : UnmountAt(*client, dir))
-          client->Delete(name, /*reference_only=*/true);
+        for (const Unmounted& u : UnmountAt(*client, dir)) {
+          if (!u.shared) client->Delete(u.name, /*reference_only=*/true);
+        }
         return Succeed();
       });
 }

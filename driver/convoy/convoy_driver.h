@@ -26,6 +26,19 @@
 // "VFS doesn't support specified mount point" also settles it.
 // Whatever the API, every mount is checked afterwards (mounted at the path,
 // read-only when asked, the fsType asked) and a difference is a Failure.
+//
+// VFS volumes are shared directories (ReadWriteMany; driver/README.md):
+// any number of nodes may have one attached and mounted at once. Convoy's
+// record of a VFS volume, its MountPoint included, lives on the shared vfs
+// path, so every node's daemon sees what any node did; it therefore proves
+// nothing about one node. Each node's state is the driver's own, in
+// stateDir: vfs-attachments (node, volume) says the volume is attached to
+// that node (isattached answers from it), bind-mounts (path -> volume) that
+// this driver mounted the volume at that path, on either API. A node's
+// detach and teardown drop only its own records and unmount only its own
+// mounts: detach never deletes the shared reference, and teardown never
+// asks the daemon to unmount (its MountPoint may name another node's mount).
+//
 #include <map>
 #include <memory>
 #include <optional>
@@ -114,9 +127,22 @@ class ConvoyDriver final : public flexvolume::Driver {
   void RemountReadOnly(const std::string& dir);
   // How `dir` differs from what `spec` asks (mounted, ro, fsType); "" if not.
   std::string MountDifference(ConvoyClient& client, const VolumeSpec& spec, const std::string& dir);
-  // Unmounts every Convoy volume mounted at `dir`: the driver's own bind
-  // mount first, then what the daemon reports there; returns their names.
-  std::vector<std::string> UnmountAt(ConvoyClient& client, const std::string& dir);
+  // A volume UnmountAt took from a path; `shared` for a VFS volume, whose
+  // Convoy reference other nodes share and which is therefore never deleted.
+  struct Unmounted {
+    std::string name;
+    bool shared = false;
+  };
+  // Unmounts every Convoy volume mounted at `dir`: the VFS volume the driver
+  // recorded there (unmounted by the driver alone, the daemon not asked),
+  // else the EBS volume the daemon reports there.
+  std::vector<Unmounted> UnmountAt(ConvoyClient& client, const std::string& dir);
+  // Mounts VFS volume `spec` at `dir` through the daemon's BindMount (the
+  // extensions), recorded as this node's mount. Returns whether it mounted.
+  bool MountExtendedVfs(ConvoyClient& client, const VolumeSpec& spec, const std::string& dir);
+  // Refuses a mount at `dir` that is not VFS volume `name` recorded there;
+  // returns whether `name` is mounted there already.
+  bool OwnVfsMountAt(const std::string& dir, const std::string& name);
   bool IsMountPoint(const std::string& dir);
   // The API of `client`'s daemon: the config's, or in auto what the daemon
   // answered (cached per daemon start).
@@ -131,7 +157,8 @@ class ConvoyDriver final : public flexvolume::Driver {
   RecordStore names_;                // (node, PV name) -> Convoy name, when `name` chose it
   RecordStore volume_ids_;           // Convoy name -> EBS volume id
   RecordStore daemon_apis_;          // daemon -> "<DaemonInstance> <stock|extended>"
-  RecordStore bind_mounts_;          // mount path -> "<volume>\n<path>" (stock VFS)
+  RecordStore bind_mounts_;          // mount path -> "<volume>\n<path>" (VFS, both APIs)
+  RecordStore vfs_attachments_;      // (node, VFS volume) -> its directory
   std::map<std::string, Api> apis_;  // per daemon, settled in this call
 };
 

@@ -9,7 +9,8 @@ namespace {
 // its error, which every verb then answers.
 Config LoadedConfig(std::string* error) {
   try {
-    return LoadConfig(ConfigPath());
+    const ConfigLocation where = ConfigPath();
+    return LoadConfig(where.path, where.named);
   } catch (const std::runtime_error& e) {
     *error = e.what();
     return Config{};

@@ -8,7 +8,9 @@
 //   3. GET /v1/volumes/list with 10,000 vfs volumes: median of 5. Target <= 50 ms.
 // Targets are enforced (exit 1) only in unsanitized builds on a machine that
 // is not overloaded (1-minute load average at most the number of cores): on
-// a shared, saturated machine the figures are printed, not judged.
+// a shared, saturated machine the figures are printed, not judged. The
+// behaviour itself (every client answered, the 10,000-volume list complete)
+// is gated by tests/fakes/daemon_api_test.cc, not here.
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -94,7 +94,11 @@ std::vector<std::string> Rules(const CaseContext& c) {
   return rules;
 }
 
-TEST(CaseContextControlPlane, ACallSeesItsHostnameAndOnlyAMissingCommandBlamesThePath) {
+// control_plane() runs the controller's verbs with the control plane's
+// hostname and (only there) its empty PATH, its per-call findings as warnings:
+// the one finding about the controller's tools belongs to its own case. ops()
+// runs them with the control plane's hostname and the node's PATH.
+TEST(CaseContextControlPlane, ACallSeesItsHostnameAndTheControlPlanePathOnlyWarns) {
   FLEXKIT_REQUIRE_ROOT();
   flexkit::testing::TempDir dir("case-control-plane");
   const std::string driver = dir.Join("driver");
@@ -121,21 +125,37 @@ TEST(CaseContextControlPlane, ACallSeesItsHostnameAndOnlyAMissingCommandBlamesTh
   CaseContext c(profile, dir.Join("case"), "r1c1", 1, *fixture, runner, 1);
   const sim::VolumeSpec spec = c.Volume("v");
   auto& n = c.node(0);
+  const auto by = sim::Component::kController;
 
   sim::VolumeOperations& controller = c.control_plane();
-  const auto by = sim::Component::kController;
   const auto asked = controller.CallIsAttached(n, by, spec, n.name());
   ASSERT_TRUE(asked.verdict.status.has_value()) << asked.verdict.error;
   EXPECT_EQ(asked.verdict.status->message, sim::kControlPlaneName);
   EXPECT_TRUE(Rules(c).empty());
 
-  controller.CallAttach(n, by, spec, n.name());
-  ASSERT_EQ(Rules(c).size(), 1u);
-  EXPECT_EQ(Rules(c)[0].rfind("F2 controller-path: ", 0), 0u) << Rules(c)[0];
+  // jq is not on the control plane's PATH: a warning, not a finding.
+  const size_t warned = c.warnings().size();
+  const auto attached = controller.CallAttach(n, by, spec, n.name());
+  EXPECT_FALSE(attached.verdict.status.has_value());
+  EXPECT_TRUE(Rules(c).empty());
+  ASSERT_GT(c.warnings().size(), warned);
+  EXPECT_NE(c.warnings().back().find("F2"), std::string::npos) << c.warnings().back();
 
-  controller.CallDetach(n, by, spec, n.name());
-  ASSERT_EQ(Rules(c).size(), 2u);
-  EXPECT_EQ(Rules(c)[1].rfind("F1/F2/F3 one-json-reply: ", 0), 0u) << Rules(c)[1];
+  // The same verbs through ops(): the control plane's hostname, the node's
+  // PATH, so attach's jq runs (where the machine has it).
+  const auto asked_by_ops = c.ops().CallIsAttached(n, by, spec, n.name());
+  ASSERT_TRUE(asked_by_ops.verdict.status.has_value()) << asked_by_ops.verdict.error;
+  EXPECT_EQ(asked_by_ops.verdict.status->message, sim::kControlPlaneName);
+  if (std::filesystem::exists("/usr/bin/jq")) {
+    const auto by_ops = c.ops().CallAttach(n, by, spec, n.name());
+    ASSERT_TRUE(by_ops.verdict.status.has_value()) << by_ops.verdict.error;
+    EXPECT_TRUE(Rules(c).empty());
+  }
+
+  // Chatter on stderr beside a good reply is the reply rule's finding.
+  c.ops().CallDetach(n, by, spec, n.name());
+  ASSERT_EQ(Rules(c).size(), 1u);
+  EXPECT_EQ(Rules(c)[0].rfind("F1/F2/F3 one-json-reply: ", 0), 0u) << Rules(c)[0];
 }
 
 }  // namespace

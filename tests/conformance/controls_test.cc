@@ -199,6 +199,48 @@ TEST(Verdicts, ControllerVerbsRunWithoutShellTools) {
   EXPECT_EQ(kubelet.exit_code, 0);
 }
 
+// With --driver alone (controller-managed attach), a driver whose attach
+// needs jq gets one control-plane finding, in its own case; every other
+// case runs the controller's verbs where the driver can run, so its
+// mountdevice that ignores read-only is found too.
+TEST(Verdicts, AMissingControllerToolIsOneFindingAndHidesNothing) {
+  FLEXKIT_REQUIRE_ROOT();
+  auto r = Flexconform({"--driver",
+                        kControls + "/../mutants/mutant~attach-ro-global-rw/attach-ro-global-rw",
+                        "--focus", "^protocol/|^readonly/"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  int control_plane_findings = 0;
+  for (const auto& kase : r.doc["cases"]) {
+    for (const auto& rule : kase["rules"]) {
+      if (rule.get<std::string>().find("kube-controller-manager") != std::string::npos) {
+        ++control_plane_findings;
+        EXPECT_EQ(kase["name"], "protocol/controller-verbs-without-shell-tools");
+      }
+    }
+  }
+  EXPECT_EQ(control_plane_findings, 1) << r.out;
+  const auto* ro = r.Case("readonly/global-path-read-only");
+  ASSERT_NE(ro, nullptr) << r.out;
+  EXPECT_EQ((*ro)["verdict"], "FAIL") << (*ro)["reason"];
+  EXPECT_EQ((*ro)["rule"].get<std::string>().rfind("F18", 0), 0u) << (*ro)["rule"];
+}
+
+// A driver that evals only the secret it reads (password) is caught once
+// the hostile values go into the declared secret.
+TEST(Verdicts, HostileValuesGoIntoTheDeclaredSecrets) {
+  FLEXKIT_REQUIRE_ROOT();
+  const std::string focus = "robustness/hostile-secret-values";
+  auto r = Flexconform({"--profile", kControls + "/profile-secrets.yaml", "--driver",
+                        kControls + "/../mutants/mutant~secret-eval-declared/secret-eval-declared",
+                        "--focus", focus});
+  const auto* c = r.Case(focus);
+  ASSERT_NE(c, nullptr) << r.out;
+  EXPECT_EQ((*c)["verdict"], "FAIL") << r.out;
+  EXPECT_EQ((*c)["rule"].get<std::string>().rfind("F24", 0), 0u) << (*c)["rule"];
+  EXPECT_NE((*c)["reason"].get<std::string>().find("secret password"), std::string::npos)
+      << (*c)["reason"];
+}
+
 // attach-by-hostname keys attachments on the hostname it runs under, not
 // the node it is given: right where kubelet attaches, on the node; where
 // the controller attaches, on the control plane, whose hostname it then

@@ -1,6 +1,6 @@
 // The [failover] cases end to end, as root: the bundled
 // convoy-flexvolume on the fake Convoy/EBS passes every one, over EBS and
-// over VFS.
+// over VFS (the bundled VFS profiles, whole catalog, both APIs).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -30,38 +30,69 @@ TEST(Failover, BundledConvoyPassesEveryFailoverCaseOnTheFake) {
 }
 
 // VFS: a volume is a directory on a path every node's daemon shares (as
-// NFS), so there is no attachment to refuse: the cases where B must be
-// refused while A lives do not apply, and the profile says so.
-TEST(Failover, ConvoyVfsPassesTheFailoverCasesThatApply) {
+// NFS), which several nodes may mount at once. The bundled VFS profiles
+// (two nodes, stock and extended convoy-fake, accessMode ReadWriteMany)
+// pass every case that applies across the whole catalog, the four that
+// would refuse a second node's attach included.
+class BundledVfsProfile : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::string Profile() const {
+    return std::string(FLEXKIT_PROFILES_DIR) + "/convoy-vfs-" + GetParam() + ".yaml";
+  }
+  static constexpr const char* kSecondNodeCases[] = {
+      "failover/attach-refused-while-owner-alive-controller-inline",
+      "failover/attach-refused-while-owner-alive-kubelet-rwo-pv",
+      "failover/partition-daemon-unreachable-kubelet",
+      "failover/partition-daemon-unreachable-controller"};
+};
+
+TEST_P(BundledVfsProfile, PassesEveryCaseThatApplies) {
   FLEXKIT_REQUIRE_ROOT();
-  flexkit::testing::TempDir dir("flexconform-failover-vfs");
-  const std::string shared = "a vfs volume is a shared directory that two nodes may use at once";
-  std::ofstream(dir.Join("profile.yaml"))
-      << "driver: " << BuiltBinary("driver/convoy-flexvolume") << "\n"
-      << "driverName: rancher.io/convoy\n"
-      << "capabilities: {attach: true, supportsMetrics: true, requiresFSResize: false}\n"
-      << "attachManagement: kubelet\n"
-      << "volumeOptions: {convoyDriver: vfs}\n"
-      << "nodes: 2\n"
-      << "privileges: root\n"
-      << "skip:\n"
-      << "  failover/attach-refused-while-owner-alive-controller-inline: " << shared << "\n"
-      << "  failover/attach-refused-while-owner-alive-kubelet-rwo-pv: " << shared << "\n"
-      << "  failover/partition-daemon-unreachable-kubelet: " << shared << "\n"
-      << "fixture: {kind: convoy-fake, convoyFake: " << BuiltBinary("fakes/convoy-fake") << "}\n";
-  auto run =
-      RunFlexconform(dir, {"--profile", dir.Join("profile.yaml"), "--focus", "\\[failover\\]"},
-                     std::chrono::seconds(300));
+  flexkit::testing::TempDir dir("flexconform-vfs-" + GetParam());
+  auto run = RunFlexconform(
+      dir, {"--profile", Profile(), "--driver", BuiltBinary("driver/convoy-flexvolume")},
+      std::chrono::seconds(300));
   EXPECT_EQ(run.process.exit_code, 0) << run.process.out << run.process.err;
   int passed = 0;
   for (const auto& [name, verdict] : run.verdicts) {
-    const bool skipped =
-        run.reasons.find(name + ": profile: " + shared) != std::string::npos ||
-        run.reasons.find(name + ": capability: init says attach:true") != std::string::npos;
-    EXPECT_TRUE(verdict == "PASS" || (verdict == "SKIP" && skipped)) << name << "\n" << run.reasons;
     passed += verdict == "PASS";
+    EXPECT_TRUE(verdict == "PASS" || verdict == "SKIP") << name << "\n" << run.reasons;
   }
-  EXPECT_EQ(passed, 7) << run.reasons;
+  for (const char* name : kSecondNodeCases) EXPECT_EQ(run.verdicts[name], "PASS") << run.reasons;
+  EXPECT_EQ(run.verdicts["failover/crash-reschedule-kubelet-rwo-pv"], "PASS") << run.reasons;
+  EXPECT_EQ(run.verdicts["sequence/random"], "PASS") << run.reasons;
+  EXPECT_GE(passed, 45) << run.reasons;
 }
+
+// The same profile without accessMode: the default single-attach rule
+// stands, and the driver that lets a second node mount is F14.
+TEST_P(BundledVfsProfile, WithoutReadWriteManyASecondNodesMountIsF14) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir("flexconform-vfs-rwo-" + GetParam());
+  std::ifstream in(Profile());
+  std::ofstream out(dir.Join("profile.yaml"));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("accessMode:", 0) != 0) out << line << "\n";
+  }
+  out.close();
+  std::string focus = "^(";
+  for (const char* name : kSecondNodeCases) focus += std::string(name) + "|";
+  focus.back() = ')';
+  auto run = RunFlexconform(dir,
+                            {"--profile", dir.Join("profile.yaml"), "--driver",
+                             BuiltBinary("driver/convoy-flexvolume"), "--focus", focus},
+                            std::chrono::seconds(300));
+  EXPECT_NE(run.process.exit_code, 0);
+  for (const char* name : kSecondNodeCases)
+    EXPECT_EQ(run.verdicts[name], "FAIL") << name << "\n" << run.reasons;
+  // The console's rule summary: all four under F14.
+  EXPECT_NE(run.process.out.find("F14 follows-pod: a volume follows its pod safely, "
+                                 "attached to one node at a time: 4 cases"),
+            std::string::npos)
+      << run.process.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Api, BundledVfsProfile, ::testing::Values("stock", "extended"),
+                         [](const auto& api) { return api.param; });
 
 }  // namespace

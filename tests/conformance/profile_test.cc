@@ -105,6 +105,46 @@ TEST(Profile, WrongTypeIsRefused) {
                std::runtime_error);
 }
 
+TEST(Profile, ConvoyFakeFixtureTakesTheApiItPlays) {
+  EXPECT_EQ(ParseProfile("driver: d\nfixture: {kind: convoy-fake}\n", "p.yaml", "").fixture.api,
+            "extended");
+  EXPECT_EQ(ParseProfile("driver: d\nfixture: {kind: convoy-fake, api: stock}\n", "p.yaml", "")
+                .fixture.api,
+            "stock");
+  EXPECT_EQ(ParseProfile("driver: d\nfixture: {kind: convoy-fake, api: extended}\n", "p.yaml", "")
+                .fixture.api,
+            "extended");
+  const std::pair<const char*, const char*> refused[] = {
+      {"fixture:\n  kind: convoy-fake\n  api: v0.5.2\n",
+       "p.yaml:4: fixture.api must be stock (Convoy v0.5.2 as released) or extended"},
+      {"fixture:\n  kind: command\n  setup: \"true\"\n  api: stock\n",
+       "p.yaml:5: fixture.api says which Convoy convoy-fake plays"},
+  };
+  for (const auto& [yaml, why] : refused) {
+    try {
+      ParseProfile(std::string("driver: d\n") + yaml, "p.yaml", "");
+      ADD_FAILURE() << "accepted: " << yaml;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Profile, AccessModeSaysWhetherSeveralNodesMayMountAVolume) {
+  EXPECT_FALSE(ParseProfile("driver: d\n", "p.yaml", "").read_write_many);
+  EXPECT_FALSE(
+      ParseProfile("driver: d\naccessMode: ReadWriteOnce\n", "p.yaml", "").read_write_many);
+  EXPECT_TRUE(ParseProfile("driver: d\naccessMode: ReadWriteMany\n", "p.yaml", "").read_write_many);
+  try {
+    ParseProfile("driver: d\naccessMode: RWX\n", "p.yaml", "");
+    ADD_FAILURE() << "accessMode: RWX was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("p.yaml:2: accessMode must be ReadWriteOnce"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Profile, EmptyInstallCommandIsRefused) {
   EXPECT_THROW(ParseProfile("driver: d\ninstall: []\n", "p.yaml", "/"), std::runtime_error);
 }

@@ -331,6 +331,61 @@ TEST_F(FakesDaemonApi, ConcurrentClientsOnDistinctVolumesAllSucceed) {
   EXPECT_EQ(80u, json::parse(Call("GET", "/v1/volumes/list").body).size());
 }
 
+// What fakes_daemon_bench times, gated here: 64 clients, each on its own
+// kept-alive connection, are all answered, none refused or dropped.
+TEST_F(FakesDaemonApi, SixtyFourKeptAliveClientsAreEachAnsweredEveryTime) {
+  Start();
+  ASSERT_EQ(200, Call("POST", "/v1/volumes/create", std::string(R"({"Name":"probe"})")).status);
+  const std::string inspect = R"({"VolumeName":"probe"})";
+  std::atomic<int> answered{0}, errors{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 64; ++t) {
+    clients.emplace_back([&] {
+      try {
+        HttpConnection c(Socket());
+        for (int i = 0; i < 50; ++i) {
+          if (c.Request("GET", "/v1/volumes/", inspect, "Convoy-Client/1").status == 200) {
+            ++answered;
+          } else {
+            ++errors;
+          }
+        }
+      } catch (const std::exception&) {
+        ++errors;
+      }
+    });
+  }
+  for (auto& c : clients) c.join();
+  EXPECT_EQ(0, errors.load());
+  EXPECT_EQ(64 * 50, answered.load());
+}
+
+// Records other hosts wrote to the shared config directory: a list of
+// 10,000 of them answers 200 with every one.
+TEST_F(FakesDaemonApi, AListOfTenThousandVolumesAnswersEveryRecord) {
+  std::filesystem::create_directories(Path("vfs/config"));
+  for (int i = 0; i < 10000; ++i) {
+    const std::string name = "many-" + std::to_string(i);
+    std::filesystem::create_directory(Path("vfs/" + name));
+    std::ofstream(Path("vfs/config/vfs_volume_" + name + ".json"))
+        << json({{"Name", name},
+                 {"Size", 0},
+                 {"Path", Path("vfs/" + name)},
+                 {"MountPoint", ""},
+                 {"PrepareForVM", false},
+                 {"CreatedTime", "Mon Nov 30 08:20:53 +0000 2026"},
+                 {"Snapshots", json::object()}})
+               .dump()
+        << "\n";
+  }
+  Start();
+  const RawResponse r = Call("GET", "/v1/volumes/list");
+  ASSERT_EQ(200, r.status) << r.body.substr(0, 200);
+  const json listed = json::parse(r.body);
+  EXPECT_EQ(10000u, listed.size());
+  EXPECT_TRUE(listed.contains("many-9999"));
+}
+
 TEST_F(FakesDaemonApi, ConcurrentCreatesOfOneNameCreateItOnce) {
   Start();
   std::atomic<int> ok{0}, exists{0};

@@ -8,11 +8,12 @@
 # (`mutant~attach-DEFECT/attach-DEFECT`, symlinks to this file);
 # `attach-none` is the control. Needs jq.
 defect=$(basename "$0")
-state=${FLEXKIT_MUTANT_STATE:-}
+# With no state dir given (--driver alone), one under /run that all cases
+# share: their volume names differ, and it is never removed.
+state=${FLEXKIT_MUTANT_STATE:-/run/flexkit-mutant-attach}
 
 ok() { printf '{"status":"Success"}\n'; exit 0; }
 fail() { jq -cn --arg m "$1" '{status: "Failure", message: $m}'; exit 1; }
-need_state() { [ -n "$state" ] || fail "FLEXKIT_MUTANT_STATE (the attachment state dir) is not set"; }
 opt() { printf '%s' "$2" | jq -r --arg k "$1" '.[$k] // empty'; }
 # The global (device) mount path of a pod dir's volume (protocol §6).
 global_of() {
@@ -24,7 +25,6 @@ global_of() {
 case "$1" in
   init) printf '{"status":"Success","capabilities":{"attach":true}}\n'; exit 0 ;;
   attach)
-    need_state
     vol=$(opt kubernetes.io/pvOrVolumeName "$2")
     [ -n "$vol" ] && [ -n "$3" ] || fail "attach needs a volume name and a node"
     { mkdir -p "$state/$3" && : >"$state/$3/$vol"; } 2>/dev/null || fail "record the attachment of $vol"
@@ -35,14 +35,12 @@ case "$1" in
   waitforattach)
     printf '{"status":"Success","device":"%s"}\n' "$2"; exit 0 ;;
   isattached)
-    need_state
     vol=$(opt kubernetes.io/pvOrVolumeName "$2")
     if [ -e "$state/$3/$vol" ]; then attached=true; else attached=false; fi
     printf '{"status":"Success","attached":%s}\n' "$attached"; exit 0 ;;
   detach)
-    need_state
     rm -f "$state/$3/$2"
-    rmdir "$state/$3" "$state" 2>/dev/null
+    [ -n "${FLEXKIT_MUTANT_STATE:-}" ] && rmdir "$state/$3" "$state" 2>/dev/null
     ok ;;
   mountdevice)
     mountpoint -q "$2" && ok
@@ -50,6 +48,8 @@ case "$1" in
     # The device is mounted read-only when asked (attach-ro-global-rw leaves
     # that to mount's read-only bind, which hides it in the pod dir).
     [ "$(opt kubernetes.io/readwrite "$4")" = ro ] && [ "$defect" != attach-ro-global-rw ] && flags="$flags,ro"
+    # attach-mountdevice-noop: Success, and nothing mounted.
+    [ "$defect" = attach-mountdevice-noop ] && ok
     mkdir -p "$2" 2>/dev/null && mount -t tmpfs -o "$flags" flexkit-mutant "$2" >/dev/null 2>&1 || fail "mount $2"
     ok ;;
   unmountdevice)
@@ -68,8 +68,7 @@ case "$1" in
     dir=$2
     if mountpoint -q "$dir"; then umount "$dir" >/dev/null 2>&1 || fail "umount $dir"; ok; fi
     if [ "$defect" = attach-unmount-needs-device ]; then
-      need_state
-      # Looks up the device through the global mount even when there is
+        # Looks up the device through the global mount even when there is
       # nothing to unmount: fails while the volume is attached but its
       # device is no longer mounted (e.g. a repeated unmount after unmountdevice).
       if ls "$state"/*/"$(basename "$dir")" >/dev/null 2>&1 && ! mountpoint -q "$(global_of "$dir")"; then

@@ -60,6 +60,11 @@ case "$1" in
                     | .key, (.value | tostring)] | @sh)' 2>/dev/null) &&
       [ -n "$json" ] || fail "options are not JSON"
     eval "$options"
+    # Every option as a shell variable, values pasted in (a common pattern).
+    if [ "$defect" = options-eval-all ]; then
+      eval "$(printf '%s' "$json" | jq -r 'to_entries[] | select(.key | test("^[A-Za-z_][A-Za-z0-9_]*$"))
+        | "opt_" + .key + "=\"" + (.value | tostring) + "\""')"
+    fi
     message=""
     [ -n "$share" ] && message="share $share"
     [ "$defect" = option-eval ] && eval "label=\"$share\""
@@ -73,6 +78,11 @@ case "$1" in
       fi
       [ "$defect" = secret-echoed ] && message="using secret $decoded"
       [ "$defect" = secret-eval ] && eval "password=\"$decoded\""
+      # Only the secret it reads, as a shell variable.
+      [ "$defect" = secret-eval-declared ] && [ "$key" = kubernetes.io/secret/password ] &&
+        eval "password=\"$decoded\""
+      # The secret as kubelet sent it (base64) handed to the mount.
+      [ "$defect" = secret-undecoded ] && source="flexkit-mutant:$value"
     done
     if [ "$defect" != mount-not-idempotent ] && is_mounted "$dir"; then
       # "ensure mounted" that also "fixes" the options: a read-only mount turns read-write.
@@ -96,7 +106,7 @@ case "$1" in
         mount -t tmpfs -o "$flags" flexkit-mutant "$dir" || fail "mount tmpfs on $dir" ;;
       *)
         mkdir -p "$dir" 2>/dev/null || fail "mkdir $dir"
-        mount -t tmpfs -o "$flags" flexkit-mutant "$dir" >/dev/null 2>&1 || fail "mount tmpfs on $dir" ;;
+        mount -t tmpfs -o "$flags" "${source:-flexkit-mutant}" "$dir" >/dev/null 2>&1 || fail "mount tmpfs on $dir" ;;
     esac
     [ "$defect" = stderr-log ] && echo "mounted tmpfs on $dir" >&2
     [ "$defect" = leaked-child ] && sleep 300 &

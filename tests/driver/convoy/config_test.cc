@@ -20,6 +20,16 @@ TEST(Config, MissingFileMeansDefaults) {
   EXPECT_LT(c.timeouts.wait_for_attach, std::chrono::minutes(10));
 }
 
+TEST(Config, AMissingFileTheVariableNamedIsAnError) {
+  try {
+    LoadConfig("/nonexistent/config.json", /*named=*/true);
+    FAIL() << "a named file that is not there gave the defaults";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("config file /nonexistent/config.json (named by "
+                                    "CONVOY_FLEXVOLUME_CONFIG) does not exist"));
+  }
+}
+
 TEST(Config, ParsesEveryKey) {
   const Config c = ParseConfig(R"({"socket":"/s.sock","nodeSockets":{"n1":"/n1.sock"},
       "socketTemplate":"/run/{node}.sock","mode":"mount",
@@ -80,7 +90,7 @@ TEST(Config, InvalidConfigNamesTheFileAndTheProblem) {
       ParseConfig(c.text, "/etc/convoy-flexvolume/config.json");
       ADD_FAILURE() << "accepted: " << c.text;
     } catch (const std::runtime_error& e) {
-      EXPECT_THAT(e.what(), HasSubstr("invalid config /etc/convoy-flexvolume/config.json: "));
+      EXPECT_THAT(e.what(), HasSubstr("invalid config /etc/convoy-flexvolume/config.json"));
       EXPECT_THAT(e.what(), HasSubstr(c.expected));
     }
   }

@@ -84,8 +84,9 @@ class ConvoyDriverIntegration : public ::testing::Test {
   }
 
   // A host: its instance in the cloud, its daemon in a fresh mount
-  // namespace, and the driver's config on it. VFS volumes live in one
-  // directory all hosts share, as on NFS.
+  // namespace, and the driver's config on it, with its own stateDir as on
+  // a real node. VFS volumes live in one directory all hosts share, as on
+  // NFS.
   // `api`: which Convoy the daemon plays (convoy-fake --api); the driver's
   // config keeps its default `api: auto`, so it must find out itself.
   void StartHost(const std::string& host, const std::string& mode = "attach",
@@ -120,7 +121,8 @@ class ConvoyDriverIntegration : public ::testing::Test {
         {"mode", mode},
         {"timeouts", {{"connect", "2s"}, {"request", "20s"}, {"waitforattach", "10s"}}},
         {"logFile", Path("driver.log")},
-        {"stateDir", Path("driver-state")}}.dump();
+        {"stateDir",
+         Path(host + "-driver-state")}}.dump();
   }
 
   // The driver as kubelet on `host` runs it: inside the host's mount
@@ -148,8 +150,12 @@ class ConvoyDriverIntegration : public ::testing::Test {
                                          "/bin/sh", "-c", command});
   }
 
+  // kubelet's global mount path of `pv` on `host`; with one_kubelet_dir_,
+  // the same path on every host, as on a real cluster (each host's mounts
+  // stay in its own namespace).
   std::string Global(const std::string& host, const std::string& pv) {
-    return Path(host + "-kubelet/plugins/kubernetes.io/flexvolume/rancher.io/convoy/mounts/" + pv);
+    const std::string kubelet = one_kubelet_dir_ ? "kubelet" : host + "-kubelet";
+    return Path(kubelet + "/plugins/kubernetes.io/flexvolume/rancher.io/convoy/mounts/" + pv);
   }
 
   // kubelet's prepareForMount: the directory exists (0750) before the call.
@@ -220,6 +226,7 @@ class ConvoyDriverIntegration : public ::testing::Test {
   std::unique_ptr<FakeProcess> cloud_;
   std::map<std::string, std::unique_ptr<FakeProcess>> daemons_;
   std::map<std::string, std::string> instances_;
+  bool one_kubelet_dir_ = false;
 };
 
 TEST_F(ConvoyDriverIntegration, EbsExt4AttachModeLifecycle) { EbsLifecycle("ext4"); }
@@ -367,7 +374,8 @@ TEST_F(ConvoyDriverIntegration, SlowDaemonIsAFailureWithinTheTimeout) {
   std::ofstream(Path("node-a.json")) << json{
       {"socket", Path("node-a.sock")},
       {"timeouts", {{"request", "1s"}}},
-      {"stateDir", Path("driver-state")}}.dump();
+      {"stateDir",
+       Path("node-a-driver-state")}}.dump();
   Admin("POST", "/admin/faults", {{"Operation", "CreateVolume"}, {"LatencyMs", 4000}});
   const auto start = std::chrono::steady_clock::now();
   Reply r = Driver("node-a", {"attach", Options("pv-slow", {{"size", "512Mi"}}).dump(), "node-a"});
@@ -505,6 +513,55 @@ TEST_F(ConvoyDriverIntegration, StockTakeOverIsAFailureNotAHang) {
   EXPECT_EQ(Admin("GET", "/admin/state")["Volumes"][0]["Attachments"][0]["InstanceId"],
             instances_["node-a"])
       << "nothing was taken away from node-a";
+}
+
+// Two nodes on one shared vfs path with stock daemons, whose record of the
+// volume (its MountPoint too) is one file both daemons read. Node-a's
+// teardown, with node-b attached and later mounted, releases nothing of
+// node-b's; the data node-a wrote and synced is there on node-b; the
+// reference and the data outlive both teardowns.
+TEST_F(ConvoyDriverIntegration, StockVfsOnTwoNodesOneNodesTeardownLeavesTheOthers) {
+  one_kubelet_dir_ = true;
+  StartHost("node-a", "attach", "stock");
+  StartHost("node-b", "attach", "stock");
+  const json opts = Options("pv-rwx", {{"convoyDriver", "vfs"}});
+  const std::string g = Global("node-a", "pv-rwx");
+  const auto mounted_in = [&](const std::string& host) {
+    return InHost(host, "grep -q ' " + g + " ' /proc/self/mountinfo").exit_code == 0;
+  };
+  const auto attached_to = [&](const std::string& host) {
+    Reply r = Driver(host, {"isattached", opts.dump(), host});
+    EXPECT_EQ(r.status(), "Success") << r.message();
+    return r.doc.value("attached", false);
+  };
+  const std::string device = BringUp("node-a", "pv-rwx", opts);
+  ASSERT_EQ(InHost("node-a", "echo from-a > " + g + "/f && sync " + g + "/f").exit_code, 0);
+  EXPECT_FALSE(attached_to("node-b")) << "its daemon sees the volume; it was never attached there";
+
+  // The pod moves: node-b attaches while node-a still has it, then node-a
+  // tears down (the old owner's detach must not take node-b's attachment).
+  Reply b = Driver("node-b", {"attach", opts.dump(), "node-b"});
+  ASSERT_EQ(b.status(), "Success") << b.message();
+  EXPECT_EQ(b.device(), device);
+  EXPECT_TRUE(attached_to("node-a"));
+  TearDownVolume("node-a", "pv-rwx", opts);
+  EXPECT_TRUE(attached_to("node-b"));
+  Prepare("node-b", g);
+  Reply m = Driver("node-b", {"mountdevice", g, b.device(), opts.dump()});
+  ASSERT_EQ(m.status(), "Success") << m.message();
+  EXPECT_EQ(InHost("node-b", "cat " + g + "/f").out, "from-a\n");
+
+  // node-a comes back and takes the volume again while node-b has it
+  // mounted (RWX), then tears down: node-b keeps its mount and attachment.
+  BringUp("node-a", "pv-rwx", opts);
+  EXPECT_EQ(InHost("node-a", "cat " + g + "/f").out, "from-a\n");
+  TearDownVolume("node-a", "pv-rwx", opts);
+  EXPECT_TRUE(mounted_in("node-b")) << "node-a's teardown unmounted node-b's mount";
+  EXPECT_TRUE(attached_to("node-b"));
+  EXPECT_EQ(InHost("node-b", "echo from-b >> " + g + "/f").exit_code, 0);
+
+  TearDownVolume("node-b", "pv-rwx", opts);
+  EXPECT_EQ(flexkit::testing::ReadFileText(Path("vfs/pv-rwx/f")), "from-a\nfrom-b\n");
 }
 
 }  // namespace

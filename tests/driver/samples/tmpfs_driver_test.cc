@@ -185,51 +185,72 @@ TEST_F(TmpfsBinaryTest, ExpandFsGrowsTheMountedTmpfsAndKeepsItsData) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
-// For any argv, the sample driver prints exactly one JSON document whose
-// status is one of the three, and the exit code agrees with it.
-RC_GTEST_PROP(TmpfsBinaryProperty, AnyArgvGetsOneWellFormedReply, ()) {
-  static TempDir dir;
-  const std::vector<std::string> verbs = {
-      "init",         "getvolumename", "attach",        "detach", "waitforattach",
-      "isattached",   "mountdevice",   "unmountdevice", "mount",  "unmount",
-      "expandvolume", "expandfs",      "bogus",         ""};
-  const auto arg = rc::gen::oneOf(
-      rc::gen::map(rc::gen::arbitrary<std::string>(),
-                   [](std::string s) { return (!s.empty() && s[0] == '/') ? "x" + s : s; }),
-      rc::gen::map(rc::gen::arbitrary<std::map<std::string, std::string>>(),
-                   [](const std::map<std::string, std::string>& m) {
-                     return nlohmann::json(m).dump(-1, ' ', false,
-                                                   nlohmann::json::error_handler_t::replace);
-                   }),
-      rc::gen::element<std::string>(R"({"kubernetes.io/readwrite":"ro"})",
-                                    R"({"kubernetes.io/secret/p":"###"})", R"({"size":1})", "{",
-                                    ""),
-      rc::gen::map(rc::gen::inRange(0, 4),
-                   [](int i) { return dir.Join("vol" + std::to_string(i)); }));
-  std::vector<std::string> argv = {BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs"),
-                                   *rc::gen::elementOf(verbs)};
-  const auto rest = *rc::gen::container<std::vector<std::string>>(*rc::gen::inRange(0, 6), arg);
-  argv.insert(argv.end(), rest.begin(), rest.end());
-  // Strings with NUL cannot be argv elements.
-  for (auto& a : argv) a.erase(std::remove(a.begin(), a.end(), '\0'), a.end());
+std::vector<std::string> UnshareArgv() {
+  std::vector<std::string> argv = {"/usr/bin/unshare", "--mount", "--propagation", "private"};
+  if (geteuid() != 0) argv.push_back("--map-root-user");
+  return argv;
+}
 
-  std::vector<std::string> wrapped = {"/usr/bin/unshare", "--mount", "--propagation", "private"};
-  if (geteuid() != 0) wrapped.push_back("--map-root-user");
-  wrapped.insert(wrapped.end(), argv.begin(), argv.end());
-  flexkit::testing::RunOptions options;
-  options.working_dir = dir.path();
-  ProcessResult r = RunProcess(wrapped, options);
-  if (r.exit_code != 0 && r.exit_code != 1 && r.out.empty()) {
-    RC_DISCARD("unshare is not permitted here: " + r.err);
-  }
-  RC_ASSERT(r.err.empty());
-  RC_ASSERT(!r.out.empty());
-  RC_ASSERT(r.out.back() == '\n');
-  RC_ASSERT(r.out.find('\n') == r.out.size() - 1);
-  const auto reply = nlohmann::json::parse(r.out);
-  const std::string status = reply.at("status");
-  RC_ASSERT(status == "Success" || status == "Failure" || status == "Not supported");
-  RC_ASSERT(r.exit_code == (status == "Failure" ? 1 : 0));
+// Whether this machine lets the test unshare a mount namespace, asked once
+// with /bin/true, so a driver run that dies (a signal, the deadline, no
+// reply) is never mistaken for a machine that cannot run the property.
+bool UnsharePermitted(std::string* why) {
+  auto argv = UnshareArgv();
+  argv.push_back("/bin/true");
+  const ProcessResult r = RunProcess(argv);
+  *why = r.err;
+  return r.term_signal == 0 && !r.timed_out && r.exit_code == 0;
+}
+
+// For any argv, the sample driver prints exactly one JSON document whose
+// status is one of the three, and the exit code agrees with it; a driver
+// that dies of a signal or hits the deadline fails the property.
+TEST(TmpfsBinaryProperty, AnyArgvGetsOneWellFormedReply) {
+  std::string why;
+  if (!UnsharePermitted(&why)) GTEST_SKIP() << "unshare is not permitted here: " << why;
+  static TempDir dir;
+  EXPECT_TRUE(rc::check("any argv gets one well-formed reply", [] {
+    const std::vector<std::string> verbs = {
+        "init",         "getvolumename", "attach",        "detach", "waitforattach",
+        "isattached",   "mountdevice",   "unmountdevice", "mount",  "unmount",
+        "expandvolume", "expandfs",      "bogus",         ""};
+    const auto arg = rc::gen::oneOf(
+        rc::gen::map(rc::gen::arbitrary<std::string>(),
+                     [](std::string s) { return (!s.empty() && s[0] == '/') ? "x" + s : s; }),
+        rc::gen::map(rc::gen::arbitrary<std::map<std::string, std::string>>(),
+                     [](const std::map<std::string, std::string>& m) {
+                       return nlohmann::json(m).dump(-1, ' ', false,
+                                                     nlohmann::json::error_handler_t::replace);
+                     }),
+        rc::gen::element<std::string>(R"({"kubernetes.io/readwrite":"ro"})",
+                                      R"({"kubernetes.io/secret/p":"###"})", R"({"size":1})", "{",
+                                      ""),
+        rc::gen::map(rc::gen::inRange(0, 4),
+                     [](int i) { return dir.Join("vol" + std::to_string(i)); }));
+    std::vector<std::string> argv = {BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs"),
+                                     *rc::gen::elementOf(verbs)};
+    const auto rest = *rc::gen::container<std::vector<std::string>>(*rc::gen::inRange(0, 6), arg);
+    argv.insert(argv.end(), rest.begin(), rest.end());
+    // Strings with NUL cannot be argv elements.
+    for (auto& a : argv) a.erase(std::remove(a.begin(), a.end(), '\0'), a.end());
+
+    std::vector<std::string> wrapped = UnshareArgv();
+    wrapped.insert(wrapped.end(), argv.begin(), argv.end());
+    flexkit::testing::RunOptions options;
+    options.working_dir = dir.path();
+    options.deadline = std::chrono::seconds(20);
+    ProcessResult r = RunProcess(wrapped, options);
+    RC_ASSERT(!r.timed_out);
+    RC_ASSERT(r.term_signal == 0);
+    RC_ASSERT(r.err.empty());
+    RC_ASSERT(!r.out.empty());
+    RC_ASSERT(r.out.back() == '\n');
+    RC_ASSERT(r.out.find('\n') == r.out.size() - 1);
+    const auto reply = nlohmann::json::parse(r.out);
+    const std::string status = reply.at("status");
+    RC_ASSERT(status == "Success" || status == "Failure" || status == "Not supported");
+    RC_ASSERT(r.exit_code == (status == "Failure" ? 1 : 0));
+  }));
 }
 
 }  // namespace
