@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "conformance/plugin_dir_watch.h"
+#include "conformance/rules.h"
 #include "simulator/mount_table.h"
 #include "simulator/options_builder.h"
 #include "simulator/verdict_json.h"
@@ -206,7 +207,7 @@ void CaseContext::CheckCanaries(const std::string& verb) const {
   for (const auto& [path, input] : canaries) {
     std::error_code ec;
     if (std::filesystem::exists(path, ec)) {
-      Fail("F24 (protocol §4: option values, secrets and paths are data, never code)",
+      Fail("F24 data-not-code: option values, secrets and paths are data, never code",
            verb + ": the driver executed part of " + input + " (canary " + path + " appeared)");
     }
   }
@@ -214,7 +215,7 @@ void CaseContext::CheckCanaries(const std::string& verb) const {
 
 namespace {
 constexpr const char* kSuccessIsTrueRule =
-    "protocol §3: a Success is true (the mount exists and is usable)";
+    "success-is-true: a Success is true (the mount exists and is usable)";
 }  // namespace
 
 Finding CaseContext::CheckSuccessIsTrue(sim::Node& n, const sim::Args& args) {
@@ -379,7 +380,7 @@ std::string CaseContext::ControlPlanePath() {
                          {{"PATH", control_plane_path_},
                           {"why",
                            "kube-controller-manager runs attach, detach and isattached "
-                           "from a distroless image (cluster-facts §2)"}});
+                           "from a distroless image (RULES.md F2 controller-path)"}});
   }
   return control_plane_path_;
 }
@@ -464,8 +465,8 @@ void CaseContext::CheckPluginDir(const std::string& verb, const std::vector<std:
   std::string list;
   for (const auto& c : changes) list += (list.empty() ? "" : ", ") + c;
   Record(
-      "probe storm (protocol §1.3: any change in the driver's folder makes kubelet re-run init "
-      "and drop its Not-supported cache; kubernetes#58352)",
+      "probe-storm: any change in the driver's folder makes kubelet re-run init "
+      "and drop its Not-supported cache (kubernetes#58352)",
       verb + " changed the driver's own folder: " + list +
           ". Keep logs and state outside the plugin dir, or under a dot-name");
 }
@@ -486,14 +487,11 @@ Finding CaseContext::CheckReply(const std::string& verb, const std::string& harn
     if (fails_the_call && failing.rule.empty()) failing = {Grade::kFail, rule, why};
   };
   if (!harness_problem.empty()) {
-    found(harness_problem.find("stdout/stderr open") != std::string::npos
-              ? "F17 (protocol §3: kubelet reads combined output to end of file)"
-              : "F16 (protocol §3: no timeout but waitforattach's; a hang wedges kubelet)",
-          verb + ": " + harness_problem, true);
+    found(HarnessProblemRule(harness_problem), verb + ": " + harness_problem, true);
   }
   if (!spawn_error.empty()) {
-    found("F27 (protocol §1: the driver must be executable)",
-          verb + ": exec failed: " + spawn_error, true);
+    found("F27 executable: the driver must be executable", verb + ": exec failed: " + spawn_error,
+          true);
   }
   // kubelet uses a reply that leaks a secret: the case goes on.
   if (HasSecret(raw_output)) RecordSecretLeak(verb);
@@ -507,15 +505,16 @@ Finding CaseContext::CheckReply(const std::string& verb, const std::string& harn
     // In the control plane a tool the shell cannot find breaks the reply
     // (cluster-facts §2); any other stray output breaks it as on a node.
     if (mode.control_plane_path && ShellFoundNoCommand(raw_output)) {
-      found("F2 (cluster-facts §2: kube-controller-manager has no shell tools, a minimal PATH)",
-            why, true);
+      found("F2 controller-path: kube-controller-manager has no shell tools, a minimal PATH", why,
+            true);
     } else {
-      found("F1/F2/F3 (protocol §3: combined output must be exactly one JSON document)", why, true);
+      found("F1/F2/F3 one-json-reply: combined output must be exactly one JSON document", why,
+            true);
     }
   }
   if (verdict.outcome == sim::Outcome::kFailure && verdict.status &&
       verdict.status->status == "Success") {
-    found("F4 (protocol §3.2: Success with a non-zero exit is an error to kubelet)",
+    found("F4 exit-code: Success with a non-zero exit is an error to kubelet",
           verb + ": \"Success\" with " + verdict.error, true);
   }
   for (const auto& w : verdict.warnings) Warn(verb + ": " + w);
@@ -530,7 +529,7 @@ Finding CaseContext::CheckReply(const std::string& verb, const std::string& harn
   }
   // kubelet would have kept answering from its cache: the case goes on.
   if (!before.empty()) {
-    found("F7 (protocol §3.2: kubelet caches Not supported for the plugin's lifetime)",
+    found("F7 stable-not-supported: kubelet caches Not supported for the plugin's lifetime",
           verb + ": answered " + (answer == "supported" ? "" : "Not supported ") + "now but " +
               (before == "supported" ? "something else" : "Not supported") + " before",
           false);
@@ -547,7 +546,7 @@ bool CaseContext::HasSecret(const std::string& raw_output) const {
 }
 
 void CaseContext::RecordSecretLeak(const std::string& verb) const {
-  Record("F21 (protocol §8: secrets never appear in replies or logs)",
+  Record("F21 no-secret-leak: secrets never appear in replies or logs",
          verb + ": the reply contains a secret value (shown redacted in the transcript)");
 }
 
@@ -677,7 +676,7 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
   v.device = m.device;
   if (attachable) {
     if (!m.wait_for_attach.ok()) {
-      FailStep(m.wait_for_attach, "F8 (protocol §7: waitforattach returns the device)",
+      FailStep(m.wait_for_attach, "F8 waitforattach-device: waitforattach returns the device",
                "waitforattach must succeed, got " + StepWhy(m.wait_for_attach));
     }
     const sim::Step& md = m.mount_device;
@@ -715,19 +714,20 @@ PodVolume CaseContext::SetUp(sim::Node& n, const sim::VolumeSpec& spec,
 void CaseContext::JudgeFailedMountDevice(sim::Node& n, const sim::Step& md,
                                          const std::string& global, const std::string& device) {
   if (md.failed_verb == "getvolumename") {
-    FailStep(md, "F29 (protocol §5.2: getvolumename never fails)",
+    FailStep(md, "F29 getvolumename-never-fails: getvolumename never fails",
              "kubelet's getDeviceMountPath before mountdevice: " + md.error);
   }
   if (md.fallback) {
-    Fail("F8 (protocol §3.4: mountdevice Not supported: kubelet formats and mounts the device)",
-         "kubelet's FormatAndMount of " + device + " at " + global + " failed: " + md.error);
+    Fail(
+        "F8 mountdevice-fallback: mountdevice Not supported: kubelet formats and mounts the device",
+        "kubelet's FormatAndMount of " + device + " at " + global + " failed: " + md.error);
   }
   if (!md.failed_by_call()) {
-    Fail("F19 (protocol §7: mountdevice mounts the device)",
+    Fail("F19 mountdevice-mounts: mountdevice mounts the device",
          "kubelet's MountDevice at " + global + " failed: " + md.error);
   }
   if (FailingFinding(*md.failed_call).rule.empty() || !n.filesystem().IsMountPoint(global)) {
-    FailStep(md, "F19 (protocol §7: mountdevice mounts the device)",
+    FailStep(md, "F19 mountdevice-mounts: mountdevice mounts the device",
              "mountdevice failed: " + Why(*md.failed_call));
   }
 }
@@ -735,25 +735,25 @@ void CaseContext::JudgeFailedMountDevice(sim::Node& n, const sim::Step& md,
 // A SetUp that failed, judged the same way.
 void CaseContext::JudgeFailedSetUp(sim::Node& n, const sim::Step& mount, const PodVolume& v) {
   if (mount.fallback && !profile_.attachable()) {
-    Fail("F8 (protocol §7: a driver without attach must implement mount)",
+    Fail("F8 mount-only-implements-mount: a driver without attach must implement mount",
          "mount answered Not supported and init says attach:false");
   }
   if (mount.failed_verb == "getvolumename") {
-    FailStep(mount, "F29 (protocol §5.2: getvolumename never fails)",
+    FailStep(mount, "F29 getvolumename-never-fails: getvolumename never fails",
              "kubelet's getDeviceMountPath for its bind mount: " + mount.error);
   }
   if (mount.fallback) {
-    Fail("F8 (protocol §3.4: mount Not supported: kubelet bind-mounts the global path)",
+    Fail("F8 mount-fallback: mount Not supported: kubelet bind-mounts the global path",
          "kubelet's bind mount of " + v.global_path + " onto " + v.pod_dir +
              " failed: " + mount.error);
   }
   if (!mount.failed_by_call()) {
-    Fail("protocol §7: mount of a valid volume succeeds",
+    Fail("mount-succeeds: mount of a valid volume succeeds",
          "kubelet's SetUp of " + v.pod_dir + " failed: " + mount.error);
   }
   // As for mountdevice: kubelet's retry finds a mount point and goes on.
   if (FailingFinding(*mount.failed_call).rule.empty() || !n.filesystem().IsMountPoint(v.pod_dir)) {
-    FailStep(mount, "protocol §7: mount of a valid volume succeeds",
+    FailStep(mount, "mount-succeeds: mount of a valid volume succeeds",
              "mount failed: " + Why(*mount.failed_call));
   }
 }
@@ -762,7 +762,7 @@ std::string CaseContext::Attach(sim::Node& n, const sim::VolumeSpec& spec) {
   const sim::Step a = ops_.Attach(n, Attacher(), spec, n.name());
   // Not supported: kubelet's default Attach, device "" (protocol §3.4).
   if (!a.ok()) {
-    FailStep(a, "F8 (protocol §7: an attachable driver attaches)",
+    FailStep(a, "F8 attach-succeeds: an attachable driver attaches",
              "attach must succeed, got " + StepWhy(a));
   }
   tracker_.Push("detach " + spec.name + " from " + n.name(), [this, &n, spec] { Detach(n, spec); });
@@ -777,7 +777,7 @@ PodVolume CaseContext::AttachDevice(sim::Node& n, const sim::VolumeSpec& spec) {
   // The device recorded from attach, "" when there was none (§5.4).
   const sim::Step w = ops_.WaitForAttach(n, spec, v.attach_device);
   if (!w.ok()) {
-    FailStep(w, "F8 (protocol §7: waitforattach returns the device)",
+    FailStep(w, "F8 waitforattach-device: waitforattach returns the device",
              "waitforattach must succeed, got " + StepWhy(w));
   }
   v.device = w.device;
@@ -851,18 +851,19 @@ void CaseContext::TearDownPod(PodVolume& v) {
       if (!n.filesystem().PathExists(v.pod_dir)) return;
       AbandonTeardown(n, v.pod_dir);
     }
-    FailStep(t, "F10 (protocol §7: unmount succeeds)",
+    FailStep(t, "F10 unmount-succeeds: unmount succeeds",
              "unmount " + v.pod_dir + " failed: " + Why(*t.failed_call));
   }
   if (t.fallback && !t.ok() && n.filesystem().IsMountPoint(v.pod_dir)) {
     throw std::runtime_error("kubelet's unmount of " + v.pod_dir + ": " + t.error);
   }
   if (n.filesystem().IsMountPoint(v.pod_dir)) {
-    Fail("F11 (protocol §7: unmount leaves nothing mounted)",
+    Fail("F11 unmount-unmounts: unmount leaves nothing mounted",
          "unmount reported Success but " + v.pod_dir + " is still a mount point");
   }
   if (!t.ok()) {
-    Fail("F11 (kubelet removes the pod dir after unmount)", "rmdir after unmount: " + t.error);
+    Fail("F11 dir-removable: kubelet removes the pod dir after unmount",
+         "rmdir after unmount: " + t.error);
   }
 }
 
@@ -870,7 +871,7 @@ void CaseContext::UnmountDevice(sim::Node& n, const sim::VolumeSpec& spec,
                                 const std::string& global_path) {
   const sim::Step u = ops_.UnmountDevice(n, spec, global_path);
   if (u.failed_verb == "getvolumename") {
-    FailStep(u, "F29 (protocol §5.2: getvolumename never fails)",
+    FailStep(u, "F29 getvolumename-never-fails: getvolumename never fails",
              "kubelet's getDeviceMountPath before unmountdevice: " + u.error);
   }
   if (u.failed_by_call()) {
@@ -878,22 +879,23 @@ void CaseContext::UnmountDevice(sim::Node& n, const sim::VolumeSpec& spec,
     // kubelet's retry skips unmountdevice once the path is no mount point.
     if (!per_call || n.filesystem().IsMountPoint(global_path)) {
       if (per_call) AbandonTeardown(n, global_path);
-      FailStep(u, "F10 (protocol §7: unmountdevice succeeds)",
+      FailStep(u, "F10 unmountdevice-succeeds: unmountdevice succeeds",
                "unmountdevice failed: " + Why(*u.failed_call));
     }
     RemoveIfPresent(*this, n, global_path,
-                    "F11 (kubelet removes the global dir after unmountdevice)", "unmountdevice");
+                    "F11 dir-removable: kubelet removes the global dir after unmountdevice",
+                    "unmountdevice");
     return;
   }
   if (u.fallback && !u.ok() && n.filesystem().IsMountPoint(global_path)) {
     throw std::runtime_error("kubelet's unmount of " + global_path + ": " + u.error);
   }
   if (n.filesystem().IsMountPoint(global_path)) {
-    Fail("F11 (protocol §7: unmountdevice leaves nothing mounted)",
+    Fail("F11 unmountdevice-unmounts: unmountdevice leaves nothing mounted",
          "unmountdevice reported Success but " + global_path + " is still mounted");
   }
   if (!u.ok()) {
-    Fail("F11 (kubelet removes the global dir after unmountdevice)",
+    Fail("F11 dir-removable: kubelet removes the global dir after unmountdevice",
          "rmdir after unmountdevice: " + u.error);
   }
 }
@@ -901,11 +903,11 @@ void CaseContext::UnmountDevice(sim::Node& n, const sim::VolumeSpec& spec,
 void CaseContext::Detach(sim::Node& n, const sim::VolumeSpec& spec) {
   const sim::Step d = ops_.Detach(n, Attacher(), spec, n.name());
   if (d.failed_verb == "getvolumename") {
-    FailStep(d, "F29 (protocol §5.2: getvolumename never fails)",
+    FailStep(d, "F29 getvolumename-never-fails: getvolumename never fails",
              "getvolumename before detach " + spec.name + ": " + d.error);
   }
   if (!d.ok()) {
-    FailStep(d, "F12 (protocol §7: detach succeeds)",
+    FailStep(d, "F12 detach-succeeds: detach succeeds",
              "detach " + spec.name + " failed: " + StepWhy(d));
   }
 }

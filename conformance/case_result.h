@@ -26,7 +26,7 @@ struct Finding {
           std::optional<std::size_t> judged_call = std::nullopt)
       : grade(g), rule(std::move(broken)), why(std::move(reason)), call(judged_call) {}
   Grade grade = Grade::kFail;  // kFail or kError
-  std::string rule;            // "F1/F2/F3 (protocol §3: ...)"
+  std::string rule;            // "F1/F2/F3 one-json-reply: ..." (RULES.md)
   std::string why;
   // The call the failing check judged (whose reply or effect broke the
   // rule): its position among the transcript's calls, 0 first. Empty when
@@ -39,7 +39,7 @@ struct CaseResult {
   std::vector<std::string> tags;
   Grade grade = Grade::kPass;
   std::string reason;  // SKIP: why; FAIL/ERROR: every finding's why, joined; WARN: the warnings
-  // FAIL/ERROR/WARN: the first rule broken, e.g. "F10 (protocol §7: unmount is idempotent)"
+  // FAIL/ERROR/WARN: the first rule broken, e.g. "F10 unmount-idempotent: ..."
   std::string rule;
   // Every rule the case saw broken, in the order seen, each once (FAIL and
   // ERROR findings; warnings are in `warnings`).

@@ -60,7 +60,7 @@ void CheckDataRoundTrip(CaseContext& c, const PodVolume& v, const std::string& f
     // its pods, so the data checks cannot run, and kubelet requires nothing
     // more; one that cannot even be listed is not mounted usably.
     if (!CaseContext::Listable(*v.node, v.pod_dir))
-      c.Fail("protocol §7: a mounted volume is writable through the pod dir",
+      c.Fail("volume-usable: a mounted volume is writable through the pod dir",
              std::string("write: ") + e.what());
     c.Skip("capability: the volume is mounted but not writable (" + std::string(e.what()) +
            "), so this case's data checks cannot run");
@@ -69,14 +69,15 @@ void CheckDataRoundTrip(CaseContext& c, const PodVolume& v, const std::string& f
   try {
     back = v.node->filesystem().ReadFile(path);
   } catch (const std::exception& e) {
-    c.Fail("protocol §7: data written is read back", std::string("read: ") + e.what());
+    c.Fail("volume-usable: data written is read back", std::string("read: ") + e.what());
   }
-  if (back != content) c.Fail("protocol §7: data written is read back", "read back '" + back + "'");
+  if (back != content)
+    c.Fail("volume-usable: data written is read back", "read back '" + back + "'");
 }
 
 const char* const kDataLossRule =
-    "data loss (protocol §5.8: unmount of a directory that is not mounted leaves its files; "
-    "kubelet removes only an empty directory)";
+    "data-loss: unmount of a directory that is not mounted leaves its files; "
+    "kubelet removes only an empty directory";
 
 namespace {
 
@@ -154,7 +155,9 @@ std::optional<PodVolume> SetUpOrRefused(CaseContext& c, sim::Node& n, const sim:
 
 void TearDownAll(CaseContext& c) {
   auto errors = c.tracker().UnwindAll();
-  if (!errors.empty()) c.Fail("protocol §7: teardown succeeds", errors.front());
+  if (!errors.empty())
+    c.Fail("teardown-succeeds: kubelet's teardown of what the case set up succeeds",
+           errors.front());
 }
 
 const char* const kLiveNodeTag = "live-node";

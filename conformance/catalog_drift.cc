@@ -26,7 +26,7 @@ void LifecyclePerKubelet(CaseContext& c) {
     try {
       CheckDataRoundTrip(c, v);
     } catch (const CaseFailure& f) {
-      throw CaseFailure("F23 (protocol §9: every kubelet since 1.7 is served)",
+      throw CaseFailure("F23 argv-positions: every kubelet since 1.7 is served",
                         "as kubelet " + kubernetes + " calls it: " + f.what());
     }
     TearDownAll(c);
@@ -58,7 +58,7 @@ void FsGroupPerKubelet(CaseContext& c) {
     }
     const long group = n.filesystem().GroupOf(v.pod_dir);
     if (!ownership_failed && group != gid) {
-      c.Fail("F22 (protocol §4: fsGroup key per release)",
+      c.Fail("F22 fsgroup-key: each release's fsGroup key is applied",
              "as kubelet " + kubernetes + " (fsGroup sent as \"" + key + "\": \"" +
                  std::to_string(gid) + "\"), the volume root is owned by group " +
                  std::to_string(group) +

@@ -99,7 +99,7 @@ void CrashReschedule(CaseContext& c, Attacher attacher, bool rwo_pv) {
     f.Settle();
   }
   f.RequireMounted(on_b, kF14, "the pod recreated on " + f.b().name());
-  f.CheckFiles(on_b, std::string(kF14) + ": data fsynced on A is intact on B");
+  f.CheckFiles(on_b, "F14 data-intact: data fsynced on A is intact on B");
   f.CheckBackend(&f.b(), "after the move to " + f.b().name());
 
   if (!f.a().running()) {
@@ -138,9 +138,9 @@ void ReturnsBeforeMove(CaseContext& c, Attacher attacher) {
   // kubelet sets the pod up again (kubelet-managed attach repeats the
   // attach: it must be idempotent, protocol §7.5).
   f.Settle();
-  f.RequireMounted(on_a, "protocol §7.5: a restarted node gets its pod's volume back",
+  f.RequireMounted(on_a, "remount-after-restart: a restarted node gets its pod's volume back",
                    f.a().name() + " restarted");
-  f.CheckFiles(on_a, std::string(kF14) + ": data survives a node restart in place");
+  f.CheckFiles(on_a, "F14 data-intact: data survives a node restart in place");
   f.CheckBackend(&f.a(), "after " + f.a().name() + " came back");
 
   f.WriteFiles(on_a, "unsynced", 2, /*synced=*/false);
@@ -152,8 +152,8 @@ void ReturnsBeforeMove(CaseContext& c, Attacher attacher) {
   f.CheckBackend(nullptr, "after the clean teardown on " + f.a().name());
   auto on_b = f.Place(f.b());
   f.CheckFiles(on_b,
-               "F14 (protocol §7.1 step 12: unmountdevice leaves the data on the device; "
-               "a clean move loses nothing)");
+               "F14 data-intact: unmountdevice leaves the data on the device; "
+               "a clean move loses nothing");
   f.CheckBackend(&f.b(), "after the move to " + f.b().name());
   TearDownAll(c);
 }
@@ -190,7 +190,7 @@ void RefusedWhileOwnerAlive(CaseContext& c, Attacher attacher, bool rwo_pv) {
       c.Fail(kF14, "the refused attach to " + f.b().name() + " gives no message saying why");
     f.CheckBackend(&f.a(), "after the refused attach to " + f.b().name());
   }
-  f.CheckUsable(on_a, std::string(kF14) + ": the owner keeps its volume", "owner-after");
+  f.CheckUsable(on_a, "F14 follows-pod: the owner keeps its volume", "owner-after");
 
   const std::size_t before_delete = f.CallCount();
   f.Delete(on_b);
@@ -255,12 +255,12 @@ void Partitioned(CaseContext& c, Attacher attacher) {
   } else {
     f.CheckBackend(&f.a(), "during the partition");
   }
-  f.CheckFiles(on_a, std::string(kF14) + ": the partitioned owner's data is untouched");
+  f.CheckFiles(on_a, "F14 data-intact: the partitioned owner's data is untouched");
 
   f.Partition(f.a(), false);  // A's kubelet syncs: the pod is gone
   f.Settle();
   f.RequireMounted(on_b, kF14, "after the partition healed");
-  f.CheckFiles(on_b, std::string(kF14) + ": data fsynced on A is intact on B");
+  f.CheckFiles(on_b, "F14 data-intact: data fsynced on A is intact on B");
   f.CheckBackend(&f.b(), "after the move to " + f.b().name());
   TearDownAll(c);
 }
@@ -287,8 +287,8 @@ void MountOnlyCrashReschedule(CaseContext& c) {
                      Joined(errors));
   }
   const std::string rule =
-      "F14 (protocol §7.4 step 5: the returning node's teardown leaves the new node's volume "
-      "alone)";
+      "F14 returning-node-harmless: the returning node's teardown leaves the new node's volume "
+      "alone";
   if (!f.Mounted(on_b)) {
     c.Fail(rule, "after " + f.a().name() + " returned and tore down, the pod on " + f.b().name() +
                      " no longer has its volume mounted");
@@ -320,11 +320,12 @@ void MountOnlyDataFollowsPod(CaseContext& c) {
   f.Delete(on_a);
   auto on_b = f.Place(f.b());
   if (c.profile().storage == "shared") {
-    f.CheckFiles(on_b, "F14 (storage: shared: data written and fsynced on A is on B)", written);
+    f.CheckFiles(on_b, "F14 data-intact: storage: shared: data written and fsynced on A is on B",
+                 written);
   } else {
     for (const auto& [name, sum] : f.Files(on_b)) {
       if (written.count(name))
-        c.Fail("storage: ephemeral (every mount starts empty)",
+        c.Fail("storage-ephemeral: with storage: ephemeral every mount starts empty",
                name + ", written on " + f.a().name() + ", is in the new volume on " + f.b().name());
     }
   }

@@ -20,10 +20,10 @@ namespace flexkit::conform {
 namespace {
 
 constexpr const char* kBusyRule =
-    "protocol §5.8/§5.9: a busy mount cannot be unmounted; the reply is a Failure (exit 1), the "
+    "busy-unmount-fails: a busy mount cannot be unmounted; the reply is a Failure (exit 1), the "
     "mount stays, and kubelet's retry succeeds once it is released";
 constexpr const char* kRefuseRule =
-    "protocol §3: an option the backend refuses is a Failure, never a Success";
+    "refused-option-fails: an option the backend refuses is a Failure, never a Success";
 
 // Calls the verb that mounts at a target of the case's choosing
 // (mountdevice for attachable drivers, mount for the others) for `spec`
@@ -195,7 +195,7 @@ class HeldOpen {
 void ExpectBusyRefused(CaseContext& c, sim::Node& n, const sim::CallResult& r,
                        const std::string& verb, const std::string& target) {
   if (r.ok() && n.filesystem().IsMountPoint(target)) {
-    c.Fail("F11 (protocol §7: a Success is true: unmount leaves nothing mounted)",
+    c.Fail("F11 unmount-unmounts: a Success is true: unmount leaves nothing mounted",
            verb + " of busy " + target + " answered Success but it is still mounted");
   }
   if (r.ok()) {
@@ -229,7 +229,7 @@ void UnmountDeviceBusy(CaseContext& c) {
   auto v = c.SetUp(n, c.Volume(c.Unique("vol")), c.Pod("pod"));
   c.tracker().RunNow(v.pod_undo);
   if (!n.filesystem().IsMountPoint(v.global_path))
-    c.Fail("protocol §5.9: mountdevice leaves a real mount at the global path",
+    c.Fail("F19 mountdevice-mounts: mountdevice leaves a real mount at the global path",
            v.global_path + " is not a mount point after the pod's unmount");
   HeldOpen busy(n, v.global_path);
   auto r = c.ops().CallUnmountDevice(n, v.spec.driver, v.global_path);
@@ -275,7 +275,7 @@ void BackendUnreachable(CaseContext& c) {
     c.fixture().SetBackendReachable(n, true);
     c.transcript().AddEvent("backend reachable", {{"node", n.name()}});
     if (r.ok() && n.filesystem().IsMountPoint(v.global_path)) {
-      c.Fail("F11 (protocol §7: a Success is true: unmountdevice leaves nothing mounted)",
+      c.Fail("F11 unmountdevice-unmounts: a Success is true: unmountdevice leaves nothing mounted",
              "with the backend unreachable, unmountdevice answered Success but " + v.global_path +
                  " is still mounted");
     }

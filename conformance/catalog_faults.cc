@@ -30,7 +30,7 @@ void IsAttachedWithBackendDown(CaseContext& c) {
   c.fixture().SetBackendReachable(n, true);
   c.transcript().AddEvent("backend reachable", {{"node", n.name()}});
   if (is.ok() && is.verdict.status && !is.verdict.status->attached) {
-    c.Fail("F28 (protocol §7: isattached must not hide a backend error)",
+    c.Fail("F28 isattached-honest: isattached must not hide a backend error",
            "with the backend unreachable, isattached answered Success with attached:false for a "
            "volume that is attached; it must answer Failure");
   }
@@ -48,7 +48,8 @@ void IsAttachedWithBackendDown(CaseContext& c) {
 // detach must leave nothing mounted or attached.
 void PodDeletedDuringLongMountDevice(CaseContext& c) {
   constexpr const char* kF15 =
-      "F15 (protocol §7.1: a pod deleted during a long mountdevice is torn down once it returns)";
+      "F15 detach-during-mountdevice: a pod deleted during a long mountdevice is torn down once it "
+      "returns";
   auto& n = c.node();
   auto spec = c.Volume(c.Unique("vol"));
   const PodVolume attached = c.AttachDevice(n, spec);

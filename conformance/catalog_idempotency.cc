@@ -16,28 +16,29 @@ void SetUpRepeated(CaseContext& c) {
   for (int i = 1; i < c.repeat(); ++i) {
     if (c.profile().attachable()) {
       const sim::Step a = c.ops().Attach(n, sim::Component::kController, spec, n.name());
-      if (!a.ok()) c.Fail("F9 (protocol §7: attach is idempotent)", "attach repeated: " + a.error);
+      if (!a.ok())
+        c.Fail("F9 attach-idempotent: attach is idempotent", "attach repeated: " + a.error);
       // Compared with the first attach's device ("" for none or Not supported).
       const std::string device = a.device;
       if (device != v.attach_device) {
-        c.Fail("F9 (protocol §7: attach is idempotent)", "attach #" + std::to_string(i + 1) +
-                                                             " returned device '" + device +
-                                                             "', first '" + v.attach_device + "'");
+        c.Fail("F9 attach-idempotent: attach is idempotent",
+               "attach #" + std::to_string(i + 1) + " returned device '" + device + "', first '" +
+                   v.attach_device + "'");
       }
       c.Require(c.ops().CallMountDevice(n, spec, v.global_path, v.device), "mountdevice",
-                "F9 (protocol §7: mountdevice is idempotent)");
+                "F9 mountdevice-idempotent: mountdevice is idempotent");
       if (c.MountCount(n, v.global_path) != 1) {
-        c.Fail("F9 (protocol §7: mountdevice is idempotent)",
+        c.Fail("F9 mountdevice-idempotent: mountdevice is idempotent",
                "mountdevice repeated stacked " + std::to_string(c.MountCount(n, v.global_path)) +
                    " mounts on " + v.global_path);
       }
     }
     if (v.driver_mounted) {
       c.Require(c.ops().CallMount(n, spec, pod, v.pod_dir), "mount",
-                "F9 (protocol §7: mount is idempotent)");
+                "F9 mount-idempotent: mount is idempotent");
       const std::size_t mounts = c.MountCount(n, v.pod_dir);
       if (mounts > 1 || (mounts == 0 && !c.PodVolumeSetUp(n, v.pod_dir))) {
-        c.Fail("F9 (protocol §7: mount is idempotent)",
+        c.Fail("F9 mount-idempotent: mount is idempotent",
                "mount repeated stacked " + std::to_string(c.MountCount(n, v.pod_dir)) +
                    " mounts on " + v.pod_dir);
       }
@@ -59,7 +60,7 @@ void TearDownRepeated(CaseContext& c) {
     auto u = c.ops().CallUnmount(n, spec.driver, v.pod_dir);
     CheckPlantedFiles(c, planted, "unmount (repeated)");
     if (!u.ok() && !u.not_supported()) {
-      c.Fail("F10 (protocol §7: unmount of an unmounted dir succeeds)",
+      c.Fail("F10 unmount-idempotent: unmount of an unmounted dir succeeds",
              "unmount repeated: " + u.verdict.error);
     }
     KubeletRemoveDir(n, v.pod_dir);
@@ -72,14 +73,14 @@ void TearDownRepeated(CaseContext& c) {
       // only a direct caller meets this answer.
       if (!ud.ok() && !ud.not_supported()) {
         c.Warn(
-            "F10 (protocol §7.5: unmountdevice is \"ensure unmounted\"): unmountdevice "
+            "F10 unmountdevice-idempotent: unmountdevice is \"ensure unmounted\": unmountdevice "
             "repeated on a dir that is no mount point: " +
             ud.verdict.error + " (a WARN: kubelet skips the call there)");
       }
       KubeletRemoveDir(n, v.global_path);
       auto d = c.ops().CallDetach(n, sim::Component::kController, spec, n.name());
       if (!d.ok() && !d.not_supported()) {
-        c.Fail("F12 (protocol §7: detach of a detached volume succeeds)",
+        c.Fail("F12 detach-idempotent: detach of a detached volume succeeds",
                "detach repeated: " + d.verdict.error);
       }
     }

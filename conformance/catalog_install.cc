@@ -125,7 +125,7 @@ void HotInstall(CaseContext& c) {
     }
     return "";
   });
-  const std::string rule = "F27 (protocol §1: init answers while the driver is being installed)";
+  const std::string rule = "F27 atomic-install: init answers while the driver is being installed";
   try {
     for (int i = 0;
          i < 5 || installer.wait_for(std::chrono::seconds(0)) != std::future_status::ready; ++i)

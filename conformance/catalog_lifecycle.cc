@@ -11,7 +11,7 @@ void MountOnlyLifecycle(CaseContext& c) {
   auto& n = c.node();
   auto v = c.SetUp(n, c.Volume(c.Unique("vol")), c.Pod("pod"));
   if (!c.PodVolumeSetUp(n, v.pod_dir)) {
-    c.Fail("protocol §7: mount mounts the pod dir",
+    c.Fail("mount-succeeds: mount mounts the pod dir",
            "mount said Success but " + v.pod_dir + " is not a mount point");
   }
   CheckDataRoundTrip(c, v);
@@ -25,11 +25,11 @@ void AttachableLifecycle(CaseContext& c) {
   auto v = c.SetUp(n, spec, c.Pod("pod"));
   auto is = c.ops().CallIsAttached(n, sim::Component::kController, spec, n.name());
   if (is.ok() && !is.verdict.status->attached) {
-    c.Fail("F28 (protocol §7: isattached reports an attached volume)",
+    c.Fail("F28 isattached-honest: isattached reports an attached volume",
            "isattached said attached:false after attach");
   }
   if (!n.filesystem().IsMountPoint(v.global_path)) {
-    c.Fail("protocol §7: mountdevice mounts the device path",
+    c.Fail("F19 mountdevice-mounts: mountdevice mounts the device path",
            v.global_path + " is not a mount point");
   }
   CheckDataRoundTrip(c, v);
@@ -55,11 +55,11 @@ void DataPersists(CaseContext& c) {
   try {
     back = n.filesystem().ReadFile(again.pod_dir + "/persist.txt");
   } catch (const std::exception& e) {
-    c.Fail("protocol §7: an attachable volume keeps its data across mounts",
+    c.Fail("data-kept: an attachable volume keeps its data across mounts",
            std::string("read after remount: ") + e.what());
   }
   if (back != "flexconform " + spec.name + "\n") {
-    c.Fail("protocol §7: an attachable volume keeps its data across mounts",
+    c.Fail("data-kept: an attachable volume keeps its data across mounts",
            "read back '" + back + "' after remount");
   }
   TearDownAll(c);

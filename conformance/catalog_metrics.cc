@@ -18,7 +18,7 @@ namespace flexkit::conform {
 namespace {
 
 constexpr const char* kMetricsRule =
-    "protocol §3.3: supportsMetrics means statfs on the pod dir reports the volume";
+    "metrics-statfs: supportsMetrics means statfs on the pod dir reports the volume";
 
 std::string NeedsMetrics(const DriverProfile& p) {
   if (!p.capabilities || !p.capabilities->supports_metrics)

@@ -27,20 +27,20 @@ void InitReply(CaseContext& c) {
   const auto before = CountFiles(n.kubelet_root()) + CountFiles(n.plugin_dir());
   auto start = std::chrono::steady_clock::now();
   auto r = c.Require(c.ops().CallInit(n, sim::Component::kKubelet, c.profile().driver_name), "init",
-                     "F3/F4/F5 (protocol §3.2: init answers Success, exit 0)");
+                     "F3/F4/F5 init-success: init answers Success, exit 0");
   auto took = std::chrono::steady_clock::now() - start;
   const auto& status = *r.verdict.status;
   if (!status.capabilities) {
-    c.Fail("F8 (protocol §3.3: init reports capabilities)", "init said \"capabilities\": null");
+    c.Fail("F8 init-capabilities: init reports capabilities", "init said \"capabilities\": null");
   }
   if (c.profile().capabilities && !(*status.capabilities == *c.profile().capabilities)) {
-    c.Fail("F8 (protocol §3.3: capabilities match the driver)",
+    c.Fail("F8 capabilities-match: capabilities match the driver",
            "init capabilities " + sim::CapabilitiesToJson(*status.capabilities).dump() +
                " differ from the profile's " +
                sim::CapabilitiesToJson(*c.profile().capabilities).dump());
   }
   if (CountFiles(n.kubelet_root()) + CountFiles(n.plugin_dir()) != before) {
-    c.Fail("protocol §2: init is side-effect free",
+    c.Fail("init-side-effect-free: init is side-effect free",
            "init created files in the node's kubelet or plugin dir");
   }
   if (took > std::chrono::seconds(2)) {
@@ -64,7 +64,7 @@ void UnknownVerb(CaseContext& c) {
       auto r =
           c.ops().CallDriver(c.node(), sim::Component::kKubelet, c.profile().driver_name, args);
       if (verb.rfind("flexconform", 0) == 0 && !r.not_supported()) {
-        c.Fail("F6 (protocol §3.2: an unknown verb gets {\"status\":\"Not supported\"}, exit 0)",
+        c.Fail("F6 unknown-verb: an unknown verb gets {\"status\":\"Not supported\"}, exit 0",
                verb + ": got " + sim::OutcomeName(r.verdict.outcome) + " " + r.verdict.error);
       }
     }
@@ -82,12 +82,12 @@ void GetVolumeName(CaseContext& c) {
     if (!r.ok() && !r.not_supported())
       c.Warn("getvolumename failed: " + r.verdict.error +
              " [kubelet asks a driver without attach only when its mount is Not supported "
-             "(protocol §7.2)]");
+             "(RULES.md F29 getvolumename-never-fails)]");
     return;
   }
   auto r = c.ops().CallGetVolumeName(c.node(), sim::Component::kKubelet, spec);
   if (!r.ok() && !r.not_supported()) {
-    c.Fail("F29 (protocol §3.2 item 7: getvolumename never fails; kubelet ignores it)",
+    c.Fail("F29 getvolumename-never-fails: getvolumename never fails; kubelet ignores it",
            "getvolumename failed: " + r.verdict.error);
   }
 }
@@ -103,7 +103,7 @@ void ControllerVerbsWithoutShellTools(CaseContext& c) {
   auto& n = c.node();
   auto spec = c.Volume(c.Unique("vol"));
   const std::string rule =
-      "F2 (cluster-facts §2: kube-controller-manager has no shell tools, a minimal PATH)";
+      "F2 controller-path: kube-controller-manager has no shell tools, a minimal PATH";
   std::string failed;
   std::string first_error;
   auto judge = [&](const std::string& verb, const sim::CallResult& r) {

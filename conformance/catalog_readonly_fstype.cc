@@ -18,7 +18,7 @@ void ReadOnlyEnforced(CaseContext& c) {
   auto& n = c.node();
   auto v = c.SetUp(n, c.Volume(c.Unique("vol"), /*read_only=*/true), c.Pod("pod"));
   if (WriteGoesThrough(c, n, v.pod_dir)) {
-    c.Fail("F18 (protocol §4: readwrite=ro mounts read-only)",
+    c.Fail("F18 read-only: readwrite=ro mounts read-only",
            "a write through " + v.pod_dir +
                " succeeded (mount options: " + c.MountOptions(n, v.pod_dir) + ")");
   }
@@ -41,7 +41,7 @@ void GlobalPathReadOnly(CaseContext& c) {
   }
   const bool wrote = WriteGoesThrough(c, n, v.global_path);
   if (!ro || wrote) {
-    c.Fail("F18 (protocol §4: readwrite=ro mounts the device read-only at the global path)",
+    c.Fail("F18 read-only: readwrite=ro mounts the device read-only at the global path",
            "the device is mounted at " + v.global_path + " with options '" + options + "'" +
                (wrote ? " and a write there succeeded" : ""));
   }
@@ -133,7 +133,7 @@ void FsTypeHonoured(CaseContext& c) {
     if (first) SkipUnlessFormatted(c, got, target);
     first = false;
     if (got != fs)
-      c.Fail("F19 (protocol §4: kubernetes.io/fsType is honoured)",
+      c.Fail("F19 fstype-honoured: kubernetes.io/fsType is honoured",
              "asked for " + fs + ", " + target + " is mounted as '" + got + "'");
     CheckDataRoundTrip(c, *v);
     TearDownAll(c);
@@ -175,7 +175,7 @@ void NeverReformat(CaseContext& c) {
   if (c.profile().attachable()) {
     if (c.MountCount(n, v.global_path) > 0)
       c.Require(c.ops().CallUnmountDevice(n, spec.driver, v.global_path), "unmountdevice",
-                "protocol §7: unmountdevice succeeds");
+                "F10 unmountdevice-succeeds: unmountdevice succeeds");
     n.filesystem().MakeDirs(v.global_path, 0750);
     target = v.global_path;
     again = c.ops().CallMountDevice(n, other, v.global_path, v.device);
@@ -196,7 +196,7 @@ void NeverReformat(CaseContext& c) {
     } catch (const std::exception&) {
     }
     if (fs == other.fs_type && kept.empty()) {
-      c.Fail("F19 (protocol §7: an existing filesystem is never reformatted)",
+      c.Fail("F19 never-reformat: an existing filesystem is never reformatted",
              "the volume held " + spec.fs_type + " with data; " + (again.ok() ? "" : "") +
                  "setting it up with fsType " + other.fs_type + " reformatted it");
     }

@@ -14,8 +14,8 @@
 namespace flexkit::conform {
 namespace {
 
-constexpr const char* kGrowRule = "protocol §5.11: expandfs grows the filesystem to the new size";
-constexpr const char* kDataRule = "protocol §5.11: a resize keeps the data";
+constexpr const char* kGrowRule = "expandfs-grows: expandfs grows the filesystem to the new size";
+constexpr const char* kDataRule = "resize-keeps-data: a resize keeps the data";
 
 std::string NeedsFsResize(const DriverProfile& p) {
   if (!p.capabilities || !p.capabilities->requires_fs_resize)
@@ -80,12 +80,12 @@ void ExpandAndCheck(CaseContext& c, const PodVolume& v, const std::string& data_
   // kubelet repeats the call when it could not record the new size.
   auto again = c.ops().CallExpandFs(n, v.spec, v.device, v.pod_dir, new_bytes, old_bytes);
   if (!again.ok())
-    c.Fail("protocol §7.5: a repeated expandfs is harmless",
+    c.Fail("expandfs-idempotent: a repeated expandfs is harmless",
            "the second expandfs to the same size failed: " + again.verdict.error);
   CheckDataKept(c, v, data_file, "after a repeated expandfs", kDataRule);
   const std::uint64_t repeated = Capacity(c, v);
   if (repeated < after)
-    c.Fail("protocol §7.5: a repeated expandfs is harmless",
+    c.Fail("expandfs-idempotent: a repeated expandfs is harmless",
            "capacity shrank from " + std::to_string(after) + " to " + std::to_string(repeated) +
                " bytes on the repeated call");
 }

@@ -16,10 +16,11 @@ namespace flexkit::conform {
 namespace {
 
 constexpr const char* kRemountRule =
-    "protocol §5.4: after a kubelet restart waitforattach is given \"\" and finds the device";
+    "waitforattach-empty-device: after a kubelet restart waitforattach is given \"\" and finds the "
+    "device";
 constexpr const char* kReconstructRule =
-    "F29 (protocol §5.2: getvolumename never fails, also for the spec kubelet rebuilds at a "
-    "restart)";
+    "F29 getvolumename-never-fails: getvolumename never fails, also for the spec kubelet rebuilds "
+    "at a restart";
 
 // The case's volumes on `n`'s disk, as a restarted kubelet finds them.
 std::vector<sim::OnDiskVolume> OnDisk(CaseContext& c, sim::Node& n) {
@@ -76,7 +77,7 @@ void RemountAfterKubeletRestart(CaseContext& c) {
            "MountVolume after a kubelet restart failed at " + failed->verb + ": " + failed->error);
   }
   CheckDataKept(c, v, "before-restart.txt", "after a kubelet restart",
-                "protocol §7: a mounted volume keeps its data");
+                "data-kept: a mounted volume keeps its data");
   TearDownAll(c);
 }
 
@@ -95,16 +96,16 @@ void PodDeletedWhileKubeletDown(CaseContext& c) {
     const bool reconstructed = Reconstruct(c, n, on_disk);
     const auto t = c.ops().TearDownOrphan(n, on_disk, attachable, reconstructed);
     if (!t.tear_down.ok()) {
-      c.Fail("F10 (protocol §7.4: unmount of a pod dir found at a restart succeeds)",
+      c.Fail("F10 unmount-succeeds: unmount of a pod dir found at a restart succeeds",
              "unmount " + on_disk.pod_dir + ": " + t.tear_down.error);
     }
     if (!t.unmount_device.ok()) {
-      c.Fail("F10 (protocol §7.4: unmountdevice of a volume found at a restart succeeds)",
+      c.Fail("F10 unmountdevice-succeeds: unmountdevice of a volume found at a restart succeeds",
              "unmountdevice " + on_disk.device_mount_path +
                  " with the rebuilt spec: " + t.unmount_device.error);
     }
     if (n.filesystem().IsMountPoint(on_disk.device_mount_path)) {
-      c.Fail(reconstructed ? "F11 (protocol §7: unmountdevice leaves nothing mounted)"
+      c.Fail(reconstructed ? "F11 unmountdevice-unmounts: unmountdevice leaves nothing mounted"
                            : kReconstructRule,
              on_disk.device_mount_path +
                  " is still mounted after kubelet's teardown of the "

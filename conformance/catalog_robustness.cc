@@ -110,14 +110,14 @@ void PrefixSharingPaths(CaseContext& c) {
   auto longer = c.SetUp(n, c.Volume(base + "0"), pod);
   auto shorter = c.SetUp(n, c.Volume(base), pod);
   if (!c.PodVolumeSetUp(n, shorter.pod_dir) && shorter.driver_mounted) {
-    c.Fail("F25 (protocol §7: mount state is exact, not a path prefix)",
+    c.Fail("F25 exact-mount-state: mount state is exact, not a path prefix",
            "mount of " + shorter.pod_dir + " said Success but mounted nothing while " +
                longer.pod_dir + " was mounted");
   }
   CheckDataRoundTrip(c, shorter);
   c.tracker().RunNow(shorter.pod_undo);
   if (!c.PodVolumeSetUp(n, longer.pod_dir)) {
-    c.Fail("F25 (protocol §7: unmount touches only its own dir)",
+    c.Fail("F25 exact-mount-state: unmount touches only its own dir",
            "unmount of " + shorter.pod_dir + " unmounted " + longer.pod_dir);
   }
   CheckDataRoundTrip(c, longer);

@@ -105,7 +105,7 @@ void SecretsDecodedBeforeUse(CaseContext& c) {
     if (encoded.size() < 8) continue;
     for (const auto& [where, text] : places) {
       if (!UsedUndecoded(text, encoded)) continue;
-      c.Record("F20 (protocol §4: secrets are base64; the driver decodes them)",
+      c.Record("F20 secrets-decoded: secrets are base64; the driver decodes them",
                "secret " + key +
                    " was used undecoded: its base64 form, as kubelet sent it, is in " + where +
                    " where the driver put the secret");
@@ -157,7 +157,7 @@ void InvalidBase64IsFailure(CaseContext& c) {
              " (the profile declares no secrets, so the driver may ignore them; kubelet "
              "never sends invalid base64)");
     } else {
-      c.Fail("F20 (protocol §4: secrets are base64; an invalid one is a Failure)",
+      c.Fail("F20 secrets-base64: secrets are base64; an invalid one is a Failure",
              why + " (invalid in every declared secret: " + key_list + ")");
     }
   }

@@ -152,8 +152,9 @@ class SequenceRun {
     }
     auto errors = c_.tracker().UnwindAll();
     if (!errors.empty()) {
-      return Divergence{sequence.size(), "protocol §7: teardown succeeds", "teardown succeeds",
-                        errors.front()};
+      return Divergence{sequence.size(),
+                        "teardown-succeeds: kubelet's teardown of what the case set up succeeds",
+                        "teardown succeeds", errors.front()};
     }
     // After the teardown nothing is attached anywhere: the backend's
     // record, or isattached on every node, must say so.
@@ -197,7 +198,7 @@ class SequenceRun {
         // Not supported or no device: kubelet records devicePath "" (§3.4, §5.4).
         const std::string device = r.ok() && r.verdict.status ? r.verdict.status->device : "";
         if (!v.attach_device.empty() && device != v.attach_device) {
-          return Divergence{0, "F9 (protocol §7.5: a repeated attach returns the same device)",
+          return Divergence{0, "F9 attach-same-device: a repeated attach returns the same device",
                             "device " + v.attach_device, "device " + device};
         }
         v.attach_device = device;
@@ -256,7 +257,8 @@ class SequenceRun {
         // steps 7-9); a driver may find or make the device only there.
         auto w = ops.CallWaitForAttach(n, spec_rw_, v.attach_device);
         if (!w.ok() && !w.not_supported()) {
-          return Divergence{0, "protocol §7.1: waitforattach of an attached volume succeeds",
+          return Divergence{0,
+                            "F8 waitforattach-device: waitforattach of an attached volume succeeds",
                             "waitforattach before mountdevice answers Success",
                             std::string(model::OutcomeName(OutcomeOf(w))) + ": " + w.verdict.error};
         }
@@ -321,7 +323,7 @@ class SequenceRun {
           // The loop device, as the harness sees it, must be gone with
           // the attachment (one that outlives it is a host leak).
           if (!v.loop_backing.empty() && !LoopReleased(v.attach_device, v.loop_backing)) {
-            return Divergence{0, "F12 (protocol §5.10: detach releases the attachment)",
+            return Divergence{0, "F12 detach-releases: detach releases the attachment",
                               n.name() + ": " + v.attach_device + " released",
                               v.attach_device + " still backed by " + v.loop_backing};
           }
@@ -354,7 +356,7 @@ class SequenceRun {
   // The real state against the model's: how many mounts each path has and
   // whether each pod mount is read-only as asked.
   std::optional<Divergence> Observe(const State& state, const Action& last) {
-    const std::string rule = "protocol §7: the real state after the step is the model's";
+    const std::string rule = "model-state: the real state after the step is the model's";
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const auto& v = nodes_[i];
       const auto& want = state.nodes[i];
@@ -366,7 +368,7 @@ class SequenceRun {
         const std::size_t count = sim::MountCountAt(table, v.global_path);
         const std::size_t expected = want.device_mounted ? 1 : 0;
         if (count != expected) {
-          return Divergence{0, count > 1 ? "F9 (protocol §7.5: no stacked mounts)" : rule,
+          return Divergence{0, count > 1 ? "F9 no-stacked-mounts: no stacked mounts" : rule,
                             where + std::to_string(expected) + " mount(s) at the global path",
                             std::to_string(count) + " at " + v.global_path};
         }
@@ -380,7 +382,7 @@ class SequenceRun {
         const std::size_t expected = mounted ? 1 : 0;
         const std::string pod = "pod-" + std::to_string(p + 1);
         if (count != expected) {
-          return Divergence{0, count > 1 ? "F9 (protocol §7.5: no stacked mounts)" : rule,
+          return Divergence{0, count > 1 ? "F9 no-stacked-mounts: no stacked mounts" : rule,
                             where + std::to_string(expected) + " mount(s) at " + pod + "'s dir",
                             std::to_string(count) + " at " + v.pod_dirs[p]};
         }
@@ -395,7 +397,7 @@ class SequenceRun {
           if (want_ro && !ro) broken = WriteGoesThrough(c_, *v.node, v.pod_dirs[p]);
           if (broken) {
             return Divergence{
-                0, "F18 (protocol §4: kubernetes.io/readwrite is honoured)",
+                0, "F18 read-only: kubernetes.io/readwrite is honoured",
                 where + pod + " mounted " + (want_ro ? "ro" : "rw"),
                 "mounted with " + options + (want_ro ? " (a write through it succeeded)" : "")};
           }
@@ -431,13 +433,14 @@ class SequenceRun {
         continue;
       }
       if (attached != state.nodes[i].attached && !wrong) {
-        wrong = Divergence{0, "F28 (protocol §5.5: isattached tells where the volume is attached)",
-                           name + ": isattached " + (state.nodes[i].attached ? "true" : "false"),
-                           std::string("isattached ") + (attached ? "true" : "false")};
+        wrong =
+            Divergence{0, "F28 isattached-honest: isattached tells where the volume is attached",
+                       name + ": isattached " + (state.nodes[i].attached ? "true" : "false"),
+                       std::string("isattached ") + (attached ? "true" : "false")};
       }
     }
     if (says.size() > 1) {
-      Divergence twice{0, "F14 (a volume is attached to one node at a time)",
+      Divergence twice{0, "F14 follows-pod: a volume is attached to one node at a time",
                        "isattached true on one node at most",
                        "isattached true on " + says.front() + " and " + says.back()};
       // Never false: no F28 either.
@@ -475,14 +478,14 @@ class SequenceRun {
       const bool want = state.nodes[i].attached;
       auto have = attached_on.find(name);
       if (have != attached_on.end() && !want) {
-        return Divergence{0, "F12 (protocol §5.10: detach releases the attachment)",
+        return Divergence{0, "F12 detach-releases: detach releases the attachment",
                           name + ": nothing attached in the backend",
                           "backend volume " + have->second + " attached to " + name};
       }
       if (have == attached_on.end() && want && backend_has_volumes_) {
-        return Divergence{0, "protocol §5.3: attach attaches the volume to the node it names",
-                          name + ": the volume attached in the backend",
-                          "no backend attachment on " + name};
+        return Divergence{
+            0, "attach-to-named-node: attach attaches the volume to the node it names",
+            name + ": the volume attached in the backend", "no backend attachment on " + name};
       }
     }
     return std::nullopt;

@@ -15,7 +15,7 @@ void UnmountNeverMounted(CaseContext& c) {
   auto r = c.ops().CallUnmount(n, c.profile().driver_name, dir);
   CheckPlantedFiles(c, planted, "unmount");
   if (!r.ok() && !r.not_supported()) {
-    c.Fail("F10 (protocol §7: unmount of a never-mounted dir succeeds)",
+    c.Fail("F10 unmount-idempotent: unmount of a never-mounted dir succeeds",
            "unmount: " + r.verdict.error);
   }
   KubeletRemoveDir(n, dir);
@@ -36,7 +36,7 @@ void DetachNeverAttached(CaseContext& c) {
   auto& n = c.node();
   auto r = c.ops().CallDetach(n, sim::Component::kController, c.Volume(c.Unique("vol")), n.name());
   if (!r.ok() && !r.not_supported()) {
-    c.Fail("F12 (protocol §7: detach of a never-attached volume succeeds)",
+    c.Fail("F12 detach-idempotent: detach of a never-attached volume succeeds",
            "detach: " + r.verdict.error);
   }
 }
@@ -52,7 +52,8 @@ void UnmountDeviceNeverMounted(CaseContext& c) {
   // step 4), so only a direct caller meets this answer.
   if (!r.ok() && !r.not_supported()) {
     c.Warn(
-        "F10 (protocol §7.5: unmountdevice is \"ensure unmounted\"): unmountdevice of a dir "
+        "F10 unmountdevice-idempotent: unmountdevice is \"ensure unmounted\": unmountdevice of a "
+        "dir "
         "that is no mount point: " +
         r.verdict.error + " (a WARN: kubelet skips the call there)");
   }
@@ -85,7 +86,7 @@ void UnmountAfterNodeCrash(CaseContext& c) {
   auto r = c.ops().CallUnmount(n, spec.driver, v.pod_dir);
   CheckPlantedFiles(c, planted, "unmount");
   if (!r.ok() && !r.not_supported()) {
-    c.Fail("F10 (protocol §7.4: unmount of a pod dir a crashed node left succeeds)",
+    c.Fail("F10 unmount-idempotent: unmount of a pod dir a crashed node left succeeds",
            "unmount: " + r.verdict.error);
   }
   // kubelet's own teardown from here: the pod dir goes, then the global
@@ -97,16 +98,16 @@ void WaitForAttachEmptyDevice(CaseContext& c) {
   auto& n = c.node();
   auto spec = c.Volume(c.Unique("vol"));
   const sim::Step a = c.ops().Attach(n, sim::Component::kController, spec, n.name());
-  if (!a.ok()) c.Fail("protocol §7: attach succeeds", "attach: " + a.error);
+  if (!a.ok()) c.Fail("F8 attach-succeeds: attach succeeds", "attach: " + a.error);
   // kubelet passes attach's device; "" only when attach gave none (§5.4).
   const std::string device = a.device;
   c.tracker().Push("detach " + spec.name, [&c, &n, spec] { c.Detach(n, spec); });
   const sim::Step w = c.ops().WaitForAttach(n, spec, device);
   if (!w.ok())
-    c.Fail("protocol §7: waitforattach accepts \"\" and finds the device",
+    c.Fail("waitforattach-empty-device: waitforattach accepts \"\" and finds the device",
            "waitforattach \"" + device + "\": " + w.error);
   if (!device.empty() && w.answered_success() && w.device.empty()) {
-    c.Fail("protocol §7: waitforattach returns the device",
+    c.Fail("F8 waitforattach-device: waitforattach returns the device",
            "waitforattach \"\" returned no device");
   }
   TearDownAll(c);

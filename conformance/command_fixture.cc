@@ -93,7 +93,7 @@ class CommandFixture : public Fixture {
     try {
       return ParseAttachments(out);
     } catch (const std::invalid_argument& e) {
-      throw CaseFailure("fixture (hook attachments)",
+      throw CaseFailure("fixture: hook attachments",
                         "fixture hook attachments `" + spec_.hooks.at("attachments") +
                             "`: " + e.what() + "; it printed: " + Clip(out));
     }
@@ -121,7 +121,7 @@ class CommandFixture : public Fixture {
     auto r = runner_.Run(spec);
     const std::string where =
         "fixture hook " + hook + (n ? " for " + n->name() : "") + " `" + text + "`: ";
-    const std::string rule = "fixture (hook " + hook + ")";
+    const std::string rule = "fixture: hook " + hook;
     if (!r.spawn_error.empty()) throw CaseFailure(rule, where + "cannot start: " + r.spawn_error);
     if (r.harness_deadline_hit) {
       throw CaseFailure(rule, where + "still running after " +

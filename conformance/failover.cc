@@ -127,7 +127,7 @@ bool Failover::DetachWhatKubeletLeft() {
             "without this the pod can never move"}});
       const sim::Step d = c_.ops().Detach(*n, sim::Component::kKubelet, spec_, n->name());
       if (!d.ok()) {
-        c_.Record("F12 (protocol §7: detach succeeds)",
+        c_.Record("F12 detach-succeeds: detach succeeds",
                   "detach " + volume + " from " + n->name() + " after kubelet left it: " + d.error);
       }
       detached = true;
@@ -213,7 +213,7 @@ std::map<std::string, std::uint64_t> Failover::WriteFiles(const sim::Pod& pod,
       // pod, and kubelet requires nothing more (as CheckDataRoundTrip).
       if (!CaseContext::Listable(n, PodDir(pod))) {
         c_.RecordCheck(n, "write", path, e.what());
-        c_.Fail("protocol §7: a mounted volume is writable", std::string("write: ") + e.what());
+        c_.Fail("volume-usable: a mounted volume is writable", std::string("write: ") + e.what());
       }
       c_.Skip("capability: the volume is mounted but not writable (" + std::string(e.what()) +
               "), so no data can follow the pod");

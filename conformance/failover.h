@@ -22,9 +22,9 @@
 namespace flexkit::conform::failover {
 
 inline constexpr const char* kF14 =
-    "F14 (protocol §7.4, DESIGN §6.3: a volume follows its pod safely)";
+    "F14 follows-pod: a volume follows its pod safely, attached to one node at a time";
 inline constexpr const char* kF12 =
-    "F12 (protocol §7.5: a late detach succeeds and touches only its node)";
+    "F12 late-detach: a late detach succeeds and touches only its node";
 
 // Who attaches: the controller (attachManagement: controller) or each
 // node's kubelet.

@@ -80,7 +80,9 @@ int main(int argc, char** argv) {
   app.footer(
       "Exit codes: 0 every case passed (WARN and SKIP allowed), 1 a case failed (a driver\n"
       "kubelet would not register included), 2 usage or environment error, an interrupted\n"
-      "run, a selection that matches no case, or a harness ERROR with no FAIL.");
+      "run, a selection that matches no case, or a harness ERROR with no FAIL.\n"
+      "Each FAIL and WARN names a rule of conformance/RULES.md: its id is the text before\n"
+      "the colon (\"F19 never-reformat: ...\"), a section of that file.");
   std::string driver, profile_path, junit, json, html, shard, run_root = "/tmp", timeout, replay;
   Selection selection;
   int repeat = 3;

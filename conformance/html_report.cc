@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "conformance/rules.h"
 #include "simulator/options_builder.h"
 
 namespace flexkit::conform {
@@ -660,6 +661,12 @@ std::string HtmlText(std::string_view text, std::size_t max_bytes) {
 }
 
 namespace {
+// The fix hint of `rule` (RULES.md), as a paragraph; nothing when it has none.
+std::string FixParagraph(const std::string& rule) {
+  const std::string hint = FixHint(rule);
+  return hint.empty() ? "" : "<p class=\"fix\"><b>Fix:</b> " + HtmlText(hint) + "</p>";
+}
+
 // The summary table's rule column: every rule the case broke.
 std::string RulesCell(const CaseResult& r) {
   const auto rules = RulesBroken(r);
@@ -749,11 +756,12 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
       for (const auto& f : r.findings) {
         html += std::string("<p><b>") +
                 (f.grade == Grade::kError ? "Harness error:" : "Rule broken:") + "</b> " +
-                HtmlText(f.rule) + "</p><p><b>Why:</b> " + HtmlText(f.why, 8192) + "</p>";
+                HtmlText(f.rule) + "</p><p><b>Why:</b> " + HtmlText(f.why, 8192) + "</p>" +
+                FixParagraph(f.rule);
       }
       if (r.findings.empty())
         html += "<p><b>Rule broken:</b> " + HtmlText(r.rule) + "</p><p><b>Why:</b> " +
-                HtmlText(r.reason, 8192) + "</p>";
+                HtmlText(r.reason, 8192) + "</p>" + FixParagraph(r.rule);
       if (const auto index = FailingCall(r)) {
         const Json& failing = r.transcript[*index];
         const std::string options = DecisiveOptions(failing);

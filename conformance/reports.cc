@@ -11,7 +11,7 @@
 #include <stdexcept>
 
 #include "conformance/background_process.h"
-#include "conformance/fix_hints.h"
+#include "conformance/rules.h"
 
 namespace flexkit::conform {
 namespace {
@@ -62,10 +62,12 @@ std::vector<std::pair<std::string, std::vector<std::string>>> DistinctRules(cons
   return rules;
 }
 
+// Each finding, and the fix hint of its rule on the line after it.
 std::string FindingsText(const CaseResult& r) {
   std::string out;
   for (const auto& f : FindingsOf(r)) {
     out += std::string(f.grade == Grade::kError ? "ERROR " : "") + f.rule + ": " + f.why + "\n";
+    if (const std::string hint = FixHint(f.rule); !hint.empty()) out += "  fix: " + hint + "\n";
   }
   return out;
 }

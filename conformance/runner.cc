@@ -122,7 +122,8 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
         if (!ctx->Restates(t)) unexplained.push_back(t);
       }
       if (!unexplained.empty())
-        SetFail(r, "protocol §7: teardown succeeds", "teardown: " + Join(unexplained, "; "));
+        SetFail(r, "teardown-succeeds: kubelet's teardown of what the case set up succeeds",
+                "teardown: " + Join(unexplained, "; "));
       // A SKIP after a rule was broken stays a FAIL.
       if (skipped && r.findings.empty()) r.grade = Grade::kSkip;
       std::set<pid_t> fixture_pids;
@@ -134,11 +135,11 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
         leaks.insert(leaks.end(), l.begin(), l.end());
       }
       if (!leaks.empty())
-        SetFail(r, "F26 (leak audit: a case leaves nothing behind)", Join(leaks, "; "));
+        SetFail(r, "F26 no-leaks: a case leaves nothing behind", Join(leaks, "; "));
       if (r.grade == Grade::kPass && !ctx->warnings().empty()) {
         r.grade = Grade::kWarn;
         r.reason = Join(ctx->warnings(), "; ");
-        r.rule = "kubelet tolerates it, but it is wrong (flexvolume-protocol §3.2 strict)";
+        r.rule = "warn: kubelet tolerates it, but it is wrong";
       }
       r.warnings = ctx->warnings();
       r.transcript = ctx->transcript().ToJson();
@@ -164,7 +165,7 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
     } else {
       lines = ReclaimHostLeaks(host_leaks);
     }
-    SetFail(r, "F26 (leak audit: a case leaves nothing behind)", Join(lines, "; "));
+    SetFail(r, "F26 no-leaks: a case leaves nothing behind", Join(lines, "; "));
   }
   // Whys quote drivers' replies and leftover processes' command lines,
   // which may carry a secret (a Failure naming the user, a mount helper's
@@ -232,8 +233,8 @@ RunSummary RefusedRun(const std::vector<const Case*>& cases, const std::string& 
   init.name = kInitCase;
   init.tags = {"protocol", "init"};
   AddFinding(init, {Grade::kFail,
-                    "F8 (protocol §3.3, §12.17: init answers Success with boolean capabilities, "
-                    "or kubelet refuses to register the driver)",
+                    "F8 init-capabilities: init answers Success with boolean capabilities, "
+                    "or kubelet refuses to register the driver",
                     refusal});
   summary.results.push_back(init);
   for (const auto* c : cases) {

@@ -155,48 +155,49 @@ Expectation VolumeModel::Expect(const State& state, const Action& action) const 
     case Verb::kAttach:
       e.allowed.insert(Outcome::kNotSupported);  // §3.4: default Attach, device ""
       e.device_required = true;
-      e.rule = here.attached ? "F9 (protocol §7.5: attach of an attached volume succeeds)"
-                             : "F8 (protocol §5.3: attach returns the device)";
+      e.rule = here.attached ? "F9 attach-idempotent: attach of an attached volume succeeds"
+                             : "F8 attach-device: attach returns the device";
       break;
     case Verb::kWaitForAttach:
       e.allowed.insert(Outcome::kNotSupported);  // §3.4: kubelet echoes the device
-      e.rule = "protocol §5.4: waitforattach returns the device";
+      e.rule = "F8 waitforattach-device: waitforattach returns the device";
       break;
     case Verb::kIsAttached:
       e.allowed.insert(Outcome::kNotSupported);  // §3.4: considered attached, no change
       e.check_attached = true;
       e.attached = here.attached;
-      e.rule = "protocol §5.5: isattached reports the attachment truthfully";
+      e.rule = "F28 isattached-honest: isattached reports the attachment truthfully";
       break;
     case Verb::kMountDevice:
       e.allowed.insert(Outcome::kNotSupported);  // §3.4: kubelet formats and mounts
       e.rule = here.device_mounted
-                   ? "F9 (protocol §7.5: mountdevice is \"ensure mounted\")"
-                   : "F19 (protocol §5.6: mountdevice leaves a real mount at the path)";
+                   ? "F9 mountdevice-idempotent: mountdevice is \"ensure mounted\""
+                   : "F19 mountdevice-mounts: mountdevice leaves a real mount at the path";
       break;
     case Verb::kMount:
       // §3.4: the bind-mount fallback needs a global mount (§7.2: a driver
       // without attach must implement mount).
       if (domain_.attachable) e.allowed.insert(Outcome::kNotSupported);
       e.rule = here.PodMounted(action.pod)
-                   ? "F9 (protocol §7.5: mount is \"ensure mounted\", read-only kept)"
-                   : "protocol §5.7: mount of a valid volume succeeds (F18: readOnly honoured)";
+                   ? "F9 mount-idempotent: mount is \"ensure mounted\", read-only kept"
+                   : "mount-succeeds: mount of a valid volume succeeds, read-only honoured";
       break;
     case Verb::kUnmount:
       e.allowed.insert(Outcome::kNotSupported);  // §3.4: kubelet unmounts
       e.rule = here.PodMounted(action.pod)
-                   ? "F11 (protocol §5.8: unmount leaves the dir unmounted and removable)"
-                   : "F10 (protocol §7.5: unmount of an unmounted dir succeeds)";
+                   ? "F11 unmount-unmounts: unmount leaves the dir unmounted and removable"
+                   : "F10 unmount-idempotent: unmount of an unmounted dir succeeds";
       break;
     case Verb::kUnmountDevice:
       e.allowed.insert(Outcome::kNotSupported);  // §3.4: kubelet unmounts
-      e.rule = here.device_mounted ? "F11 (protocol §5.9: unmountdevice unmounts)"
-                                   : "F10 (protocol §7.5: unmountdevice is \"ensure unmounted\")";
+      e.rule = here.device_mounted
+                   ? "F11 unmountdevice-unmounts: unmountdevice unmounts"
+                   : "F10 unmountdevice-idempotent: unmountdevice is \"ensure unmounted\"";
       break;
     case Verb::kDetach:
       e.allowed.insert(Outcome::kNotSupported);  // §3.4: default detach is a no-op
-      e.rule = here.attached ? "protocol §5.10: detach succeeds"
-                             : "F12 (protocol §7.5: detach of a detached volume succeeds)";
+      e.rule = here.attached ? "F12 detach-succeeds: detach succeeds"
+                             : "F12 detach-idempotent: detach of a detached volume succeeds";
       break;
   }
   return e;

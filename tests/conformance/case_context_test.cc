@@ -155,7 +155,7 @@ TEST(CaseContextControlPlane, ACallSeesItsHostnameAndTheControlPlanePathOnlyWarn
   // Chatter on stderr beside a good reply is the reply rule's finding.
   c.ops().CallDetach(n, by, spec, n.name());
   ASSERT_EQ(Rules(c).size(), 1u);
-  EXPECT_EQ(Rules(c)[0].rfind("F1/F2/F3 (protocol §3", 0), 0u) << Rules(c)[0];
+  EXPECT_EQ(Rules(c)[0].rfind("F1/F2/F3 one-json-reply: ", 0), 0u) << Rules(c)[0];
 }
 
 }  // namespace

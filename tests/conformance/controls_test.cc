@@ -187,7 +187,7 @@ TEST(Verdicts, ControllerVerbsRunWithoutShellTools) {
   const auto* c = controller.Case(focus);
   ASSERT_NE(c, nullptr) << controller.out;
   EXPECT_EQ((*c)["verdict"], "FAIL") << controller.out;
-  EXPECT_EQ((*c)["rule"].get<std::string>().rfind("F2 (cluster-facts §2", 0), 0u) << (*c)["rule"];
+  EXPECT_EQ((*c)["rule"].get<std::string>().rfind("F2 controller-path: ", 0), 0u) << (*c)["rule"];
   EXPECT_EQ(controller.exit_code, 1);
 
   auto kubelet =
@@ -295,7 +295,7 @@ TEST(Verdicts, AKubeletManagedFailoverJudgesNoControllerPath) {
   const auto* c = r.Case("failover/crash-reschedule-kubelet-inline");
   ASSERT_NE(c, nullptr) << r.out;
   for (const auto& rule : (*c)["rules"]) {
-    EXPECT_EQ(rule.get<std::string>().find("cluster-facts §2"), std::string::npos) << rule;
+    EXPECT_EQ(rule.get<std::string>().rfind("F2 controller-path", 0), std::string::npos) << rule;
     EXPECT_EQ(rule.get<std::string>().rfind("F1/F2/F3", 0), std::string::npos) << rule;
   }
 }

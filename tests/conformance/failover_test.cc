@@ -86,8 +86,8 @@ TEST_P(BundledVfsProfile, WithoutReadWriteManyASecondNodesMountIsF14) {
   for (const char* name : kSecondNodeCases)
     EXPECT_EQ(run.verdicts[name], "FAIL") << name << "\n" << run.reasons;
   // The console's rule summary: all four under F14.
-  EXPECT_NE(run.process.out.find("F14 (protocol §7.4, DESIGN §6.3: a volume follows its pod "
-                                 "safely): 4 cases"),
+  EXPECT_NE(run.process.out.find("F14 follows-pod: a volume follows its pod safely, "
+                                 "attached to one node at a time: 4 cases"),
             std::string::npos)
       << run.process.out;
 }

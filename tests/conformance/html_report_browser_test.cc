@@ -41,8 +41,8 @@ CaseResult Case(const std::string& name, const std::string& tag, Grade grade) {
   r.transcript.push_back(Call("mount", 0, "Success"));
   if (grade == Grade::kFail || grade == Grade::kFlaky) {
     r.transcript.push_back(Call("unmount", 1, "Failure"));
-    AddFinding(r, {Grade::kFail, "F18 (protocol §4: readwrite=ro mounts read-only)",
-                   "a write succeeded", 0});
+    AddFinding(
+        r, {Grade::kFail, "F18 read-only: readwrite=ro mounts read-only", "a write succeeded", 0});
     r.grade = grade;
   }
   if (grade == Grade::kSkip) r.reason = "capability: attach:false";

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "conformance/backend_events.h"
+#include "conformance/rules.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -88,7 +89,7 @@ RunSummary HostileRun() {
   fail.name = "robustness/hostile-option-values";
   fail.tags = {"robustness", "root"};
   fail.grade = Grade::kFail;
-  fail.rule = "F24 (protocol §4: option values <arrive> intact)";
+  fail.rule = "F24 data-not-code: option values <arrive> intact";
   fail.reason = "mount failed: " + kHostile;
   fail.transcript.push_back(Call("node-1", "kubelet", "init", "", 0,
                                  R"({"status":"Success","capabilities":{"attach":false}})",
@@ -189,8 +190,12 @@ TEST(HtmlReport, EveryCaseHasARowAndASectionAndFailuresAreHighlighted) {
   const auto box = html.find("<div class=\"failure\">");
   ASSERT_NE(box, std::string::npos);
   const std::string failure = html.substr(box, html.find("</div>", box) - box);
-  EXPECT_NE(failure.find("F24 (protocol §4: option values &lt;arrive&gt; intact)"),
+  EXPECT_NE(failure.find("F24 data-not-code: option values &lt;arrive&gt; intact"),
             std::string::npos);
+  // Under the rule, its fix hint (RULES.md's), as the console and JUnit give it.
+  EXPECT_NE(failure.find("<b>Fix:</b> " + HtmlText(FixHint("F24 data-not-code"))),
+            std::string::npos)
+      << failure;
   EXPECT_NE(failure.find("Failure: &lt;script&gt;"), std::string::npos) << failure;
   EXPECT_NE(failure.find("exit 1"), std::string::npos);
   // In the diagram, the failing call's arrows stand out; exactly one call is it.
@@ -258,7 +263,7 @@ CaseResult ReadOnlyIgnored() {
                                 {"outcome", "the write succeeded (read-only asked)"}}}});
   r.transcript.push_back(Call("node-1", "kubelet", "unmount", "/pods/p", 1,
                               R"({"status":"Failure","message":"busy"})", "failure"));
-  AddFinding(r, {Grade::kFail, "F18 (protocol §4: readwrite=ro mounts read-only)",
+  AddFinding(r, {Grade::kFail, "F18 read-only: readwrite=ro mounts read-only",
                  "a write through /pods/p succeeded", 0});
   return r;
 }
@@ -305,7 +310,7 @@ TEST(HtmlReport, TheFailingCallIsTheOneTheFindingJudgedNotTheLastNorTheTeardown)
 TEST(HtmlReport, WithoutAFindingThatNamesACallTheFirstCallThatWentWrongIsShown) {
   CaseResult r = ReadOnlyIgnored();
   r.findings.clear();
-  AddFinding(r, {Grade::kFail, "protocol §7: teardown succeeds", "teardown: unmount: busy"});
+  AddFinding(r, {Grade::kFail, "teardown-succeeds: teardown succeeds", "teardown: unmount: busy"});
   r.transcript.insert(r.transcript.begin(), Call("node-1", "kubelet", "init", "", 0,
                                                  R"({"status":"Success"})", "success"));
   RunSummary run;
@@ -318,7 +323,8 @@ TEST(HtmlReport, WithoutAFindingThatNamesACallTheFirstCallThatWentWrongIsShown) 
   leak.name = "lifecycle/leak";
   leak.transcript.push_back(
       Call("node-1", "kubelet", "init", "", 0, R"({"status":"Success"})", "success"));
-  AddFinding(leak, {Grade::kFail, "F26 (leak audit)", "a mount was left"});
+  AddFinding(leak,
+             {Grade::kFail, "F26 no-leaks: a case leaves nothing behind", "a mount was left"});
   run.results = {leak};
   const std::string leak_html = HtmlReport(run, "/drv", "none");
   EXPECT_EQ(leak_html.find("Failing call"), std::string::npos);

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "conformance/fix_hints.h"
+#include "conformance/rules.h"
 #include "tests/support/report_schema.h"
 #include "tests/support/temp_dir.h"
 
@@ -50,30 +50,29 @@ RunInfo Info() {
   return info;
 }
 
-// What Jenkins, GitLab and GitHub show of a suite: its name, properties,
-// timestamp and hostname; a WARN as a property and system-out.
-// A rule number covering several duties gets the hint of the one its text
-// names: a mountdevice that fails is not told about reformatting.
-TEST(FixHints, FitTheDutyTheRuleNames) {
-  EXPECT_NE(FixHint("F19 (protocol §7: mountdevice mounts the device)").find("mountdevice mounts"),
-            std::string::npos);
-  EXPECT_NE(FixHint("F19 (protocol §5.6: mountdevice leaves a real mount at the path)")
-                .find("mountdevice mounts"),
-            std::string::npos);
-  EXPECT_NE(FixHint("F19 (protocol §7: an existing filesystem is never reformatted)")
-                .find("never reformat"),
-            std::string::npos);
-  EXPECT_NE(FixHint("F19 (protocol §4: kubernetes.io/fsType is honoured)").find("fsType"),
-            std::string::npos);
-  EXPECT_NE(FixHint("F18 (protocol §4: read-only)").find("kubernetes.io/readwrite=ro"),
-            std::string::npos);
-  EXPECT_NE(FixHint("F2 (cluster-facts §2: kube-controller-manager has no shell tools)")
-                .find("no tools on PATH"),
-            std::string::npos);
-  EXPECT_NE(FixHint("F2 (protocol §3)").find("printf"), std::string::npos);
-  EXPECT_EQ(FixHint("no such rule"), "");
+// JUnit's failure text carries the fix hint of each finding's rule, as the
+// console's summary does: a CI page shows what to change.
+TEST(Reports, JunitCarriesEachFindingsFixHint) {
+  RunSummary s;
+  CaseResult r;
+  r.name = "readonly/reformat";
+  AddFinding(r, {Grade::kFail, "F19 never-reformat: an existing filesystem is never reformatted",
+                 "mountdevice made a new ext4 on /dev/loop3"});
+  AddFinding(r, {Grade::kFail, "F26 no-leaks: a case leaves nothing behind", "loop device left"});
+  s.results = {r};
+  const std::string xml = JunitXml(s, Info());
+  const auto failure = xml.find("<failure ");
+  ASSERT_NE(failure, std::string::npos) << xml;
+  const std::string body = xml.substr(failure);
+  EXPECT_NE(body.find("never reformatted: mountdevice made a new ext4 on /dev/loop3\n  fix: " +
+                      FixHint("F19 never-reformat")),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(body.find("  fix: " + FixHint("F26 no-leaks")), std::string::npos) << xml;
 }
 
+// What Jenkins, GitLab and GitHub show of a suite: its name, properties,
+// timestamp and hostname; a WARN as a property and system-out.
 TEST(Reports, JunitNamesTheDriverAndCarriesTheRunAsProperties) {
   const std::string xml = JunitXml(Sample(), Info());
   EXPECT_NE(xml.find("<testsuite name=\"flexconform: acme/d\""), std::string::npos) << xml;
