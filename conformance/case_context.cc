@@ -310,6 +310,21 @@ void CaseContext::Warn(const std::string& warning) {
   warnings_.push_back(warning);
 }
 
+void CaseContext::WarnOfCall(const std::string& verb, const std::string& warning) {
+  std::lock_guard lock(mutex_);
+  auto [it, first] = call_warnings_.try_emplace(warning, CallWarning{warnings_.size(), {}});
+  auto& verbs = it->second.verbs;
+  if (std::find(verbs.begin(), verbs.end(), verb) == verbs.end()) verbs.push_back(verb);
+  std::string line;
+  for (const auto& v : verbs) line += (line.empty() ? "" : ", ") + v;
+  line += ": " + warning;
+  if (first) {
+    warnings_.push_back(line);
+  } else {
+    warnings_[it->second.at] = line;
+  }
+}
+
 void CaseContext::Record(const std::string& rule, const std::string& why,
                          std::optional<std::size_t> call) const {
   std::lock_guard lock(mutex_);
@@ -517,7 +532,7 @@ Finding CaseContext::CheckReply(const std::string& verb, const std::string& harn
     found("F4 exit-code: Success with a non-zero exit is an error to kubelet",
           verb + ": \"Success\" with " + verdict.error, true);
   }
-  for (const auto& w : verdict.warnings) Warn(verb + ": " + w);
+  for (const auto& w : verdict.warnings) WarnOfCall(verb, w);
 
   std::string before;
   const std::string answer =

@@ -179,6 +179,9 @@ class CaseContext {
   void Detach(sim::Node& n, const sim::VolumeSpec& spec);
 
   void Warn(const std::string& warning);
+  // A driver reply's warning (sim::Verdict::warnings) from `verb`: one line
+  // per case however many calls drew it ("mount, unmount: key ...").
+  void WarnOfCall(const std::string& verb, const std::string& warning);
   // Records that `rule` was broken and ends the case (FAIL). A `why` that
   // only restates a finding already recorded (a teardown error quoting it)
   // adds nothing.
@@ -332,6 +335,12 @@ class CaseContext {
   mutable std::mutex mutex_;
   std::map<std::string, std::string> first_answer_;  // verb -> "not_supported" or "supported"
   std::vector<std::string> warnings_;
+  // A reply's warning once per case, naming every verb that drew it.
+  struct CallWarning {
+    std::size_t at;  // in warnings_
+    std::vector<std::string> verbs;
+  };
+  std::map<std::string, CallWarning> call_warnings_;
   mutable std::vector<Finding> findings_;
   std::string control_plane_path_;
   std::atomic<long long> counter_{0};

@@ -9,10 +9,10 @@
 // installs the safe way (a dot-file, which the prober ignores, then a
 // rename), which checks only that init answers while its file is replaced.
 //
-// A driver in a plugin folder (`vendor~driver/driver`) may keep helpers
-// beside its executable (a sourced common.sh, an init helper): the whole
-// folder is installed, helpers first, each the same safe way, and the
-// executable last.
+// A driver may keep helpers beside its executable (a sourced common.sh, an
+// init helper; sim::DriverHelpers says which files): they are installed
+// first, each the same safe way, and the executable last; the transcript
+// names them.
 //
 // The installer is always another process, as on a node. Copying from a
 // thread of this process would let a driver call forked meanwhile inherit
@@ -21,11 +21,11 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <optional>
 
 #include "conformance/background_process.h"
 #include "conformance/catalog.h"
 #include "platform/read_file.h"
+#include "simulator/cluster.h"
 #include "simulator/plugin_name.h"
 
 namespace flexkit::conform {
@@ -33,24 +33,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The driver's own folder when it is a plugin folder (its helpers belong
-// to the install), otherwise none: only the executable is installed.
-std::optional<fs::path> DriverFolder(const DriverProfile& p) {
-  const fs::path folder = fs::path(p.driver).parent_path();
-  if (folder.filename().string().find('~') == std::string::npos) return std::nullopt;
-  return folder;
-}
-
-// `to` gets the driver: its whole folder when it has one, else the executable.
+// `to` gets the driver: its helpers (sim::DriverHelpers), then the executable.
 void CopyDriver(const DriverProfile& p, const fs::path& to, const std::string& exe) {
   fs::create_directories(to);
-  if (auto folder = DriverFolder(p)) {
-    fs::copy(*folder, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
-    const fs::path copied = to / fs::path(p.driver).filename();
-    if (copied != to / exe) fs::rename(copied, to / exe);
-  } else {
-    fs::copy_file(p.driver, to / exe, fs::copy_options::overwrite_existing);
+  for (const auto& helper : sim::DriverHelpers(p.driver)) {
+    fs::copy_file(helper, to / helper.filename(), fs::copy_options::overwrite_existing);
   }
+  fs::copy_file(p.driver, to / exe, fs::copy_options::overwrite_existing);
 }
 
 // Two copies of the driver, in folders named like the plugin folder (an
@@ -76,6 +65,9 @@ void HotInstall(CaseContext& c) {
   const fs::path dir = fs::path(n.plugin_dir()) / folder;
   const auto target = dir / exe;
   CopyDriver(c.profile(), dir, exe);
+  std::vector<std::string> helpers;
+  for (const auto& h : sim::DriverHelpers(c.profile().driver)) helpers.push_back(h.string());
+  c.transcript().AddEvent("driver installed", {{"folder", dir.string()}, {"helpers", helpers}});
   c.tracker().Push("remove " + dir.string(), [dir] { fs::remove_all(dir); });
 
   constexpr int kInstalls = 6;
@@ -86,23 +78,26 @@ void HotInstall(CaseContext& c) {
     // Paths are arguments, never spliced into the script. Each helper is
     // copied to a dot-name (the prober ignores it) and renamed into place,
     // then the executable the same way.
-    const auto folder_src = DriverFolder(c.profile());
-    installs.push_back(
-        {"/bin/sh", "-c",
-         "src=$1 exe=$2 name=$3 dest=$4\n"
-         "for i in 1 2 3 4 5 6; do\n"
-         "  if [ -n \"$src\" ]; then for p in \"$src\"/* \"$src\"/.[!.]*; do\n"
-         "    [ -e \"$p\" ] || continue; e=${p##*/}; [ \"$p\" = \"$exe\" ] && continue\n"
-         "    rm -rf -- \"$dest/.$e.installing\" && cp -a -- \"$p\" \"$dest/.$e.installing\" || "
-         "exit 1\n"
-         "    if [ -d \"$dest/.$e.installing\" ]; then rm -rf -- \"$dest/$e\"; fi\n"
-         "    mv -f -- \"$dest/.$e.installing\" \"$dest/$e\" || exit 1\n"
-         "  done; fi\n"
-         "  cp -- \"$exe\" \"$dest/.$name.installing\" && "
-         "mv -f -- \"$dest/.$name.installing\" \"$dest/$name\" || exit 1\n"
-         "done",
-         "installer", folder_src ? folder_src->string() : "", c.profile().driver, exe,
-         dir.string()});
+    std::vector<std::string> argv = {
+        "/bin/sh",
+        "-c",
+        "exe=$1 name=$2 dest=$3; shift 3\n"
+        "for i in 1 2 3 4 5 6; do\n"
+        "  for p in \"$@\"; do e=${p##*/}\n"
+        "    cp -- \"$p\" \"$dest/.$e.installing\" && mv -f -- \"$dest/.$e.installing\" "
+        "\"$dest/$e\" || exit 1\n"
+        "  done\n"
+        "  cp -- \"$exe\" \"$dest/.$name.installing\" && "
+        "mv -f -- \"$dest/.$name.installing\" \"$dest/$name\" || exit 1\n"
+        "done",
+        "installer",
+        c.profile().driver,
+        exe,
+        dir.string()};
+    for (const auto& helper : sim::DriverHelpers(c.profile().driver)) {
+      argv.push_back(helper.string());
+    }
+    installs.push_back(argv);
     expected_final = platform::ReadWholeFile(c.profile().driver);
   } else {
     const auto copies = DistinctCopies(c, folder, exe);

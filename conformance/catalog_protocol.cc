@@ -3,6 +3,8 @@
 // init: fast, side-effect free, capabilities as the profile says.
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <map>
 
 #include "conformance/catalog.h"
 #include "simulator/verdict_json.h"
@@ -93,37 +95,62 @@ void GetVolumeName(CaseContext& c) {
 }
 
 // kube-controller-manager runs attach, isattached and detach from a
-// distroless image: no shell, no tools on PATH (cluster-facts §2). A
-// driver that needs them cannot attach in such a cluster: one finding,
-// saying what to do, FAIL with controller-managed attach, WARN when the
-// profile says kubelet-managed (it works only as long as the cluster keeps
-// it that way). Every other case runs the controller's verbs with the
-// node's PATH, so this one fact does not hide the rest of the driver.
+// distroless image: no shell, no tools on PATH (RULES.md F2
+// controller-path). A driver that needs them cannot attach in such a
+// cluster: one finding, saying what to do, FAIL with controller-managed
+// attach, WARN when the profile says kubelet-managed (it works only as long
+// as the cluster keeps it that way). Every other case runs the controller's
+// verbs with the node's PATH, so this one fact does not hide the rest of
+// the driver.
+//
+// The environment is to blame only for what it changes: a verb that fails
+// in the control plane is made again with the node's PATH, and only one
+// that then succeeds counts. A verb that fails either way (a backend that
+// refuses, a driver that is broken) is another case's finding, and a
+// profile whose controlPlanePath holds the driver's tools has none here.
 void ControllerVerbsWithoutShellTools(CaseContext& c) {
   auto& n = c.node();
   auto spec = c.Volume(c.Unique("vol"));
   const std::string rule =
       "F2 controller-path: kube-controller-manager has no shell tools, a minimal PATH";
-  std::string failed;
-  std::string first_error;
-  auto judge = [&](const std::string& verb, const sim::CallResult& r) {
-    if (r.ok() || r.not_supported()) return;
-    failed += (failed.empty() ? "" : ", ") + verb;
-    if (first_error.empty())
-      first_error = verb + ": " + (r.harness_problem.empty() ? r.verdict.error : r.harness_problem);
+  const auto by = sim::Component::kController;
+  using Verb = std::function<sim::CallResult(sim::VolumeOperations&)>;
+  const std::vector<std::pair<std::string, Verb>> verbs = {
+      {"attach", [&](auto& ops) { return ops.CallAttach(n, by, spec, n.name()); }},
+      {"isattached", [&](auto& ops) { return ops.CallIsAttached(n, by, spec, n.name()); }},
+      {"detach", [&](auto& ops) { return ops.CallDetach(n, by, spec, n.name()); }},
   };
   // Detached again whatever happens, in the environment the profile's cluster uses.
   c.tracker().Push("detach " + spec.name, [&c, &n, spec] { c.Detach(n, spec); });
-  sim::VolumeOperations& controller = c.control_plane();
-  const auto by = sim::Component::kController;
-  judge("attach", controller.CallAttach(n, by, spec, n.name()));
-  judge("isattached", controller.CallIsAttached(n, by, spec, n.name()));
-  judge("detach", controller.CallDetach(n, by, spec, n.name()));
-  if (!failed.empty()) {
+  std::map<std::string, std::string> failed_there;  // verb -> why
+  const std::size_t mark = c.findings().size();
+  for (const auto& [verb, call] : verbs) {
+    const sim::CallResult r = call(c.control_plane());
+    if (r.ok() || r.not_supported()) continue;
+    failed_there[verb] = r.harness_problem.empty() ? r.verdict.error : r.harness_problem;
+  }
+  if (failed_there.empty()) return TearDownAll(c);
+  // The same verbs with the node's PATH: a comparison kubelet never makes,
+  // so what it finds on its own is a warning.
+  std::string failed;
+  std::string first_error;
+  for (const auto& [verb, call] : verbs) {
+    const sim::CallResult r = call(c.beyond_kubelet());
+    const auto there = failed_there.find(verb);
+    if (there == failed_there.end() || !(r.ok() || r.not_supported())) continue;
+    failed += (failed.empty() ? "" : ", ") + verb;
+    if (first_error.empty()) first_error = verb + ": " + there->second;
+  }
+  if (failed.empty()) {
+    // Not the environment: a reply the shell broke there breaks on the node too.
+    for (const auto& f : c.findings()) {
+      if (f.rule == rule) c.Withdraw(mark, f.rule, f.why);
+    }
+  } else {
     const std::string why =
         failed +
         " fail as a distroless kube-controller-manager runs them (PATH=" + c.ControlPlanePath() +
-        ", no /bin/sh in the image): " + first_error +
+        ", no /bin/sh in the image) and succeed with the node's PATH: " + first_error +
         ". Run the controller's verbs where the driver's tools are: kubelet-managed attach "
         "(kubelet --enable-controller-attach-detach=false), or a controller image that has "
         "them (then name its PATH in the profile's controlPlanePath)";

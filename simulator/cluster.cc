@@ -1,5 +1,6 @@
 #include "simulator/cluster.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -77,20 +78,33 @@ void Cluster::AdoptNode(Node& node, bool controller_managed_attach) {
   AddKubelet(node, controller_managed_attach);
 }
 
-namespace {
-
-// A driver in a folder of its own (vendor~driver) keeps helpers beside it
-// (a sourced common.sh, an init helper), and a node has the whole folder:
-// its regular files are copied first, each through a dot-name and a
-// rename, as a DaemonSet installer does. A driver elsewhere (a build
-// dir) is copied alone.
-void CopyDriverHelpers(const fs::path& source, const fs::path& dir) {
-  const fs::path folder = source.parent_path();
-  if (folder.filename().string().find('~') == std::string::npos) return;
+std::vector<fs::path> DriverHelpers(const fs::path& driver) {
+  const fs::path executable = fs::absolute(driver);
+  constexpr std::size_t kMaxFiles = 16;
+  constexpr std::uintmax_t kMaxBytes = 8u << 20;
+  const fs::path folder = executable.parent_path();
+  const bool own_folder = folder.filename().string().find('~') != std::string::npos;
+  std::vector<fs::path> helpers;
+  std::uintmax_t bytes = 0;
   for (const auto& e : fs::directory_iterator(folder)) {
     const std::string name = e.path().filename().string();
-    if (!e.is_regular_file() || e.path() == source || name.empty() || name[0] == '.') continue;
-    fs::copy_file(e.path(), dir / ("." + name + ".tmp"), fs::copy_options::overwrite_existing);
+    if (!e.is_regular_file() || e.path() == executable || name.empty() || name[0] == '.') continue;
+    helpers.push_back(e.path());
+    bytes += e.file_size();
+    if (!own_folder && (helpers.size() > kMaxFiles || bytes > kMaxBytes)) return {};
+  }
+  std::sort(helpers.begin(), helpers.end());
+  return helpers;
+}
+
+namespace {
+
+// Copies each helper into `dir` through a dot-name and a rename, as a
+// DaemonSet installer does.
+void CopyDriverHelpers(const fs::path& source, const fs::path& dir) {
+  for (const auto& helper : DriverHelpers(source)) {
+    const std::string name = helper.filename().string();
+    fs::copy_file(helper, dir / ("." + name + ".tmp"), fs::copy_options::overwrite_existing);
     fs::rename(dir / ("." + name + ".tmp"), dir / name);
   }
 }
@@ -129,7 +143,10 @@ void Cluster::InstallDriver(const std::string& executable, const std::string& dr
     fs::copy_file(source, dir / ("." + exe + ".tmp"), fs::copy_options::overwrite_existing);
     fs::rename(dir / ("." + exe + ".tmp"), dir / exe);
   }
-  transcript_.AddEvent("driver installed", {{"driver", UnescapeDriverName(dir_name)}});
+  std::vector<std::string> helpers;
+  for (const auto& h : DriverHelpers(source)) helpers.push_back(h.filename().string());
+  transcript_.AddEvent("driver installed",
+                       {{"driver", UnescapeDriverName(dir_name)}, {"helpers", helpers}});
 }
 
 void Cluster::Apply(const Manifest& m) {

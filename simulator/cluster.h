@@ -2,6 +2,7 @@
 // A simulated cluster: nodes (each a mount namespace with its kubelet), a
 // control-plane node where the attach/detach controller execs drivers, the
 // API objects, one transcript and one virtual clock.
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -30,6 +31,13 @@ struct ClusterConfig {
   NodeFactory make_node;
 };
 
+// The files a driver brings beside its executable (a sourced common.sh,
+// an init helper), installed with it: the regular files of its folder,
+// dot-files left out. A folder of its own (vendor~driver) is the driver's
+// whole; any other folder counts only while it is small (16 files, 8 MiB),
+// since a larger one is a bin or build dir whose files are not the driver's.
+std::vector<std::filesystem::path> DriverHelpers(const std::filesystem::path& driver);
+
 class Cluster {
  public:
   // `transcript`: where calls and events go; null: the cluster's own.
@@ -43,8 +51,9 @@ class Cluster {
   // one whose backend already runs in its namespace; it gets a kubelet. The
   // driver copies the cluster installs there go with the cluster.
   void AdoptNode(Node& node, bool controller_managed_attach = true);
-  // Copies the driver into every plugin dir (nodes and control plane), as
-  // <vendor~drv>/<drv>, through a dot-file and rename. `driver_name` empty:
+  // Copies the driver and its DriverHelpers into every plugin dir (nodes
+  // and control plane), as <vendor~drv>/<drv>, through a dot-file and
+  // rename. `driver_name` empty:
   // the executable's folder name says it (tests/data/drivers/vendor~drv/drv).
   void InstallDriver(const std::string& executable, const std::string& driver_name = "");
   // Adds or replaces the objects; Node documents add nodes.

@@ -6,6 +6,7 @@
 // driver that declares secrets.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -333,3 +334,20 @@ TEST(Verdicts, InvalidBase64GoesIntoTheDeclaredSecrets) {
 }
 
 }  // namespace
+
+// A driver in a plain folder (not vendor~driver) that sources a helper
+// beside it: the hot install installs the helper with it and says so.
+TEST(Verdicts, AHotInstallCopiesTheHelpersOfADriverInAPlainFolder) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir plain("flexconform-plain-folder");
+  for (const char* file : {"no-secrets", "tmpfs-lib.sh"}) {
+    std::filesystem::copy_file(kControls + "/flexkit~no-secrets/" + file, plain.Join(file));
+  }
+  const std::string focus = "install/hot-install-during-probe";
+  auto r = Flexconform({"--driver", plain.Join("no-secrets"), "--focus", focus});
+  const auto* c = r.Case(focus);
+  ASSERT_NE(c, nullptr) << r.out;
+  EXPECT_EQ((*c)["verdict"], "PASS") << (*c)["reason"];
+  EXPECT_NE(c->dump().find("tmpfs-lib.sh"), std::string::npos)
+      << "the transcript names the helper installed";
+}
