@@ -10,10 +10,10 @@
 
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
+#include "tests/support/flexconform_verdicts.h"
 #include "tests/support/report_schema.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -24,35 +24,19 @@ using flexkit::testing::TempDir;
 
 const std::string kDrivers = FLEXKIT_DRIVERS_DIR;
 
-struct Run {
-  flexkit::testing::ProcessResult process;
-  std::map<std::string, std::string> verdicts;  // case -> verdict
-  std::map<std::string, std::string> reasons;   // case -> reason
-};
+using Run = flexkit::testing::FlexconformVerdicts;
 
 Run Flexconform(const TempDir& dir, std::vector<std::string> args,
                 std::map<std::string, std::string> env = {}) {
-  args.insert(args.begin(), flexkit::testing::BuiltBinary("conformance/flexconform"));
   // A fixed seed and three walks keep [sequence], and so the expectations,
   // the same on every run; depth 2 keeps the exhaustive case to seconds
   // (depth 4 on two nodes takes a shell driver a minute).
-  args.insert(args.end(), {"--json", dir.Join("r.json"), "--run-root", dir.path(), "--seed", "1",
-                           "--random", "3", "--depth", "2"});
+  args.insert(args.end(), {"--seed", "1", "--random", "3", "--depth", "2"});
   flexkit::testing::RunOptions options;
   options.deadline = std::chrono::seconds(400);
   options.extra_env = std::move(env);
-  Run run;
-  run.process = flexkit::testing::RunProcess(args, options);
+  Run run = flexkit::testing::RunFlexconformVerdicts(dir, std::move(args), options);
   EXPECT_EQ(flexkit::testing::ReportSchemaProblems(dir.Join("r.json")), "");
-  std::ifstream in(dir.Join("r.json"));
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto doc = nlohmann::json::parse(text.str(), nullptr, false);
-  if (doc.is_discarded()) return run;
-  for (const auto& c : doc["cases"]) {
-    run.verdicts[c["name"]] = c["verdict"];
-    run.reasons[c["name"]] = c["reason"];
-  }
   return run;
 }
 

@@ -12,9 +12,9 @@
 #include <chrono>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <thread>
 
+#include "tests/support/flexconform_verdicts.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -24,27 +24,12 @@ using flexkit::testing::TempDir;
 
 const std::string kDrivers = FLEXKIT_DRIVERS_DIR;
 
-struct Run {
-  flexkit::testing::ProcessResult process;
-  std::map<std::string, std::string> verdicts;  // case -> verdict
-  std::map<std::string, std::string> reasons;   // case -> reason
-};
+using Run = flexkit::testing::FlexconformVerdicts;
 
 Run Flexconform(const TempDir& dir, std::vector<std::string> args) {
-  args.insert(args.begin(), flexkit::testing::BuiltBinary("conformance/flexconform"));
-  args.insert(args.end(), {"--json", dir.Join("r.json"), "--run-root", dir.path()});
   flexkit::testing::RunOptions options;
   options.deadline = std::chrono::seconds(300);
-  Run run;
-  run.process = flexkit::testing::RunProcess(args, options);
-  const auto doc =
-      nlohmann::json::parse(flexkit::testing::ReadFileText(dir.Join("r.json")), nullptr, false);
-  if (doc.is_discarded()) return run;
-  for (const auto& c : doc["cases"]) {
-    run.verdicts[c["name"]] = c["verdict"];
-    run.reasons[c["name"]] = c["reason"];
-  }
-  return run;
+  return flexkit::testing::RunFlexconformVerdicts(dir, std::move(args), options);
 }
 
 void WriteExecutable(const std::string& path, const std::string& text) {
