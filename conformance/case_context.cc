@@ -214,6 +214,9 @@ void CaseContext::CheckCanaries(const std::string& verb) const {
 }
 
 namespace {
+constexpr const char* kReconstructedDeviceWarning =
+    "waitforattach \"\" after a kubelet restart: with controller-managed attach node status "
+    "gives the device on the next try";
 constexpr const char* kSuccessIsTrueRule =
     "success-is-true: a Success is true (the mount exists and is usable)";
 }  // namespace
@@ -599,8 +602,20 @@ void CaseContext::CheckDrivenCalls() {
   for (; driven_checked_ < calls.size(); ++driven_checked_) {
     const sim::CallRecord& r = calls[driven_checked_];
     if (r.answered_from_cache) continue;
+    // attach <json> <node> that gave a device: (node, json) -> true.
+    if (r.verb == "attach" && r.argv.size() >= 4 && r.verdict.status &&
+        !r.verdict.status->device.empty())
+      driven_attached_with_device_.insert({r.argv[3], r.argv[2]});
+    CallMode mode;
+    // waitforattach "" <json> after an attach gave a device is a kubelet
+    // restart's reconstruction; with the controller, node status gives the
+    // device on the next try (reconciler.go updateReconstructedFromNodeStatus).
+    if (r.verb == "waitforattach" && r.argv.size() >= 4 && r.argv[2].empty() &&
+        driven_controller_attach_.value_or(!profile_.kubelet_managed_attach) &&
+        driven_attached_with_device_.count({r.node, r.argv[3]}))
+      mode.warn_because = kReconstructedDeviceWarning;
     // The raw output was searched for secrets above, or by Call.
-    CheckReply(r.verb, r.harness_problem, r.process.spawn_error, "", r.verdict, CallMode{});
+    CheckReply(r.verb, r.harness_problem, r.process.spawn_error, "", r.verdict, mode);
   }
 }
 

@@ -154,6 +154,11 @@ class CaseContext {
   // the same rules as Call does.
   sim::ProcessRunner& DrivenRunner() { return driven_runner_; }
   void CheckDrivenCalls();
+  // Whether the driven cluster's kubelets leave attach to the controller
+  // (by default as the profile says).
+  void SetDrivenControllerManagedAttach(bool by_controller) {
+    driven_controller_attach_ = by_controller;
+  }
   // The per-call settings for such components: one invoker serves every
   // verb, so the profile's longest deadline.
   sim::CallSettings DrivenCallSettings() const;
@@ -341,6 +346,9 @@ class CaseContext {
     std::vector<std::string> verbs;
   };
   std::map<std::string, CallWarning> call_warnings_;
+  // Driven calls: (node, options JSON) of each attach that gave a device.
+  std::set<std::pair<std::string, std::string>> driven_attached_with_device_;
+  std::optional<bool> driven_controller_attach_;
   mutable std::vector<Finding> findings_;
   std::string control_plane_path_;
   std::atomic<long long> counter_{0};

@@ -395,6 +395,7 @@ void Failover::Start() {
   config.control_plane_env = b_.env();
   cluster_ = std::make_unique<sim::Cluster>(config, c_.DrivenRunner(), &c_.transcript());
   const bool by_controller = attacher_ == Attacher::kController;
+  c_.SetDrivenControllerManagedAttach(by_controller);
   cluster_->AdoptNode(a_, by_controller);
   cluster_->AdoptNode(b_, by_controller);
   cluster_->InstallDriver(p.driver, p.driver_name);
