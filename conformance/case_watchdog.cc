@@ -126,6 +126,16 @@ std::chrono::milliseconds StallLimit(const DriverProfile& profile) {
   return longest + hook + std::chrono::minutes(1);
 }
 
+std::string StallOf(const std::optional<Progress>& progress,
+                    std::chrono::system_clock::time_point started_at,
+                    std::chrono::system_clock::time_point now, std::chrono::milliseconds limit) {
+  const auto quiet = now - (progress ? progress->at : started_at);
+  if (quiet < limit) return "";
+  return "no driver call started or ended for " +
+         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(quiet).count()) +
+         " s (the last mark: " + (progress ? progress->last : "none") + ")";
+}
+
 std::string DescribeWaits(pid_t pid) {
   std::ostringstream out;
   const std::string proc = "/proc/" + std::to_string(pid);

@@ -48,6 +48,12 @@ std::optional<Progress> ReadProgress(const std::string& path);
 // minute of the harness's own work.
 std::chrono::milliseconds StallLimit(const DriverProfile& profile);
 
+// Why a worker started at `started_at` counts as stalled at `now`: its last
+// mark (or, with none, its start) is `limit` old. "" while it is not.
+std::string StallOf(const std::optional<Progress>& progress,
+                    std::chrono::system_clock::time_point started_at,
+                    std::chrono::system_clock::time_point now, std::chrono::milliseconds limit);
+
 // What process `pid` and the processes it started are waiting in: each
 // thread's kernel wait channel, each child's command and state.
 std::string DescribeWaits(pid_t pid);

@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -22,6 +21,7 @@
 
 #include "conformance/background_process.h"
 #include "conformance/call_timing.h"
+#include "conformance/case_scheduler.h"
 #include "conformance/case_watchdog.h"
 #include "conformance/hung_verbs.h"
 #include "conformance/leak_audit.h"
@@ -275,16 +275,6 @@ std::vector<std::string> SweepKilledRuns(const std::string& run_root) {
 
 namespace {
 
-// One run of a case: its first (attempt 0), or a retry of a FAIL.
-struct Attempt {
-  std::size_t index;  // in the selection
-  int attempt;
-  // Names the case dir and ends the unique prefix: a retry gets fresh ones.
-  std::string Suffix() const {
-    return std::to_string(index) + (attempt == 0 ? "" : "t" + std::to_string(attempt));
-  }
-};
-
 // A worker process runs one case and hands its result back in this file.
 std::string ResultFile(const std::string& run_dir, const Attempt& a) {
   return run_dir + "/" + a.Suffix() + ".result.json";
@@ -393,6 +383,111 @@ CaseResult StopStalledWorker(const Case& c, pid_t pid, const std::string& case_d
   return r;
 }
 
+// What every worker of one run shares.
+struct RunScope {
+  const DriverProfile& profile;
+  const std::vector<const Case*>& cases;
+  const RunSettings& settings;
+  const std::string& run_dir;
+  const HostSnapshot& run_start;  // workers inherit it
+  const HangLog& hangs;
+};
+
+// A started worker: the attempt it runs and what the watchdog reads.
+struct Worker {
+  Attempt attempt;
+  std::chrono::steady_clock::time_point start;
+  std::chrono::system_clock::time_point started_at;  // to compare with its progress mark
+  int pidfd = -1;                                    // readable when the worker ends
+  std::string unique;
+};
+
+CaseResult HarnessError(const Case& c, const std::string& what, const std::string& why) {
+  CaseResult r;
+  r.name = c.name;
+  r.tags = c.tags;
+  SetError(r, what, why);
+  return r;
+}
+
+// Forks the worker of `attempt`: its pid, or -1 when fork failed (errno).
+pid_t ForkWorker(const RunScope& run, const Attempt& attempt, const std::string& unique) {
+  std::cout.flush();  // the worker must not print what the parent buffered
+  std::cerr.flush();
+  const pid_t pid = ::fork();
+  if (pid == 0)
+    RunWorker(run.profile, *run.cases[attempt.index], attempt, unique, run.run_dir, run.settings,
+              run.run_start, run.hangs);
+  return pid;
+}
+
+// Starts attempts while a slot is free (a skipped case is reported without
+// a worker); on SIGINT/SIGTERM none, the run marked interrupted.
+void StartWorkers(const RunScope& run, CaseScheduler& scheduler, std::map<pid_t, Worker>& running,
+                  RunSummary& summary) {
+  while (true) {
+    if (run.settings.interrupted && run.settings.interrupted->load()) {
+      if (scheduler.Pending()) summary.interrupted = true;
+      return;
+    }
+    const auto next = scheduler.Next();
+    if (!next) return;
+    const Case& c = *run.cases[next->index];
+    if (next->attempt == 0) {
+      if (run.settings.on_start) run.settings.on_start(c, next->index, run.cases.size());
+      if (auto skipped = Skipped(run.profile, c)) {
+        scheduler.Finish(*next, std::move(*skipped));
+        continue;
+      }
+    }
+    // Every case of the run shares the run's pid; the index (and the
+    // attempt) tell them apart.
+    const std::string unique = "r" + std::to_string(::getpid() % 100000) + "c" + next->Suffix();
+    const pid_t pid = ForkWorker(run, *next, unique);
+    if (pid < 0) {
+      scheduler.Finish(*next, HarnessError(c, "starting the case",
+                                           std::string("fork: ") + std::strerror(errno)));
+      continue;
+    }
+    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    if (pidfd < 0) {
+      const int err = errno;
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+      throw std::system_error(err, std::system_category(), "pidfd_open of a case worker");
+    }
+    running[pid] = {*next, std::chrono::steady_clock::now(), std::chrono::system_clock::now(),
+                    pidfd, unique};
+  }
+}
+
+// Waits up to a second for a worker to end, then collects every one that
+// did and stops every one whose harness stalled.
+std::vector<std::pair<pid_t, CaseResult>> CollectEnded(const RunScope& run,
+                                                       const std::map<pid_t, Worker>& running,
+                                                       std::chrono::milliseconds stall_limit) {
+  std::vector<pollfd> ends;
+  for (const auto& [pid, worker] : running) ends.push_back({worker.pidfd, POLLIN, 0});
+  if (::poll(ends.data(), ends.size(), 1000) < 0 && errno != EINTR)
+    throw std::system_error(errno, std::system_category(), "poll the case workers");
+  std::vector<std::pair<pid_t, CaseResult>> ended;
+  for (const auto& [pid, worker] : running) {
+    const Case& c = *run.cases[worker.attempt.index];
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      ended.emplace_back(pid, CollectWorker(c, worker.attempt, run.run_dir, status));
+      continue;
+    }
+    const std::string stalled_for =
+        StallOf(ReadProgress(ProgressFile(run.run_dir, worker.attempt)), worker.started_at,
+                std::chrono::system_clock::now(), stall_limit);
+    if (stalled_for.empty()) continue;
+    ended.emplace_back(pid, StopStalledWorker(c, pid, run.run_dir + "/" + worker.attempt.Suffix(),
+                                              worker.unique, stalled_for, run.settings));
+  }
+  return ended;
+}
+
 }  // namespace
 
 RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>& cases,
@@ -402,194 +497,39 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
   std::filesystem::create_directories(summary.run_dir);
   std::ofstream(summary.run_dir + "/" + kMarker) << ::getpid() << "\n"
                                                  << (settings.keep ? kKeptMark : "") << "\n";
-  const HostSnapshot run_start = TakeHostSnapshot(summary.run_dir);  // workers inherit it
+  const HostSnapshot run_start = TakeHostSnapshot(summary.run_dir);
   const HangLog hangs(summary.run_dir + "/hangs");
-  const std::size_t jobs = static_cast<std::size_t>(std::max(1, settings.jobs));
-  // Cases tagged `waits` spend their time waiting out a dead or hung
-  // backend's timeouts, using no CPU: as many more of them as `jobs` may run
-  // beside the others (none with -j 1, which runs one case at a time).
-  const std::size_t waiting_slots = jobs > 1 ? jobs : 0;
-  auto waits = [&cases](std::size_t index) {
-    const auto& tags = cases[index]->tags;
-    return std::find(tags.begin(), tags.end(), "waits") != tags.end();
-  };
-  struct Running {
-    Attempt attempt;
-    std::chrono::steady_clock::time_point start;
-    std::chrono::system_clock::time_point started_at;  // to compare with its progress mark
-    bool in_waiting_slot = false;
-    int pidfd = -1;  // readable when the worker ends
-    std::string unique;
-  };
+  const RunScope run{profile, cases, settings, summary.run_dir, run_start, hangs};
+  std::vector<std::vector<std::string>> tags;
+  for (const auto* c : cases) tags.push_back(c->tags);
+  CaseScheduler scheduler(std::move(tags),
+                          {static_cast<std::size_t>(std::max(1, settings.jobs)), settings.retries,
+                           settings.fail_fast, settings.flaky_allowed},
+                          settings.on_result);
   const auto stall_limit =
       settings.stall_limit.count() > 0 ? settings.stall_limit : StallLimit(profile);
-  std::map<pid_t, Running> running;
-  std::vector<std::optional<CaseResult>> results(cases.size());
-  // Slow cases start first, so the run does not end waiting on one of them.
-  std::vector<std::size_t> order(cases.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_partition(order.begin(), order.end(), [&cases](std::size_t i) {
-    const auto& tags = cases[i]->tags;
-    return std::find(tags.begin(), tags.end(), "slow") != tags.end();
-  });
-  std::deque<Attempt> pending;
-  for (std::size_t i : order) pending.push_back({i, 0});
-  std::map<std::size_t, CaseResult> first_failure;  // of a case being retried
-  std::size_t finished = 0;
-  std::string failed_first;  // --fail-fast: the case that stopped the run
-  auto report = [&](std::size_t index, CaseResult r) {
-    if (settings.on_result) settings.on_result(r, finished++, cases.size());
-    const bool failing =
-        r.grade == Grade::kFail || (r.grade == Grade::kFlaky && !settings.flaky_allowed);
-    if (settings.fail_fast && failing && failed_first.empty()) failed_first = r.name;
-    results[index] = std::move(r);
-  };
-  std::size_t in_waiting_slots = 0;
-  // The next case to start, in order: a `waits` case for a free waiting
-  // slot; for a free CPU slot another case, or a `waits` case when no other
-  // is left.
-  auto next_startable = [&]() {
-    auto first = [&](bool waiting) {
-      return std::find_if(pending.begin(), pending.end(),
-                          [&](const Attempt& a) { return waits(a.index) == waiting; });
-    };
-    if (in_waiting_slots < waiting_slots) {
-      if (auto it = first(true); it != pending.end()) return it;
-    }
-    if (running.size() - in_waiting_slots < jobs) {
-      if (auto it = first(false); it != pending.end()) return it;
-      return pending.begin();
-    }
-    return pending.end();
-  };
-  // A worker's result: reported, or its case queued again (--retries).
-  auto conclude = [&](const Attempt& attempt, CaseResult r,
-                      std::chrono::steady_clock::time_point case_start) {
-    const std::size_t index = attempt.index;
-    r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - case_start);
-    // A FAIL is run again; an ERROR only once a FAIL started the retries.
-    const bool failed = r.grade == Grade::kFail || r.grade == Grade::kError;
-    if (failed && attempt.attempt < settings.retries &&
-        (r.grade == Grade::kFail || first_failure.count(index))) {
-      first_failure.emplace(index, std::move(r));
-      pending.push_front({index, attempt.attempt + 1});  // before new cases
-      return;
-    }
-    if (auto first = first_failure.find(index); first != first_failure.end()) {
-      CaseResult verdict = std::move(first->second);
-      first_failure.erase(first);
-      const std::string run = std::to_string(attempt.attempt + 1);
-      if (!failed) {
-        // The failing run's findings stand; the gate decides (--allow-flaky).
-        verdict.grade = Grade::kFlaky;
-        verdict.reason = "FAILed, then " + std::string(GradeName(r.grade)) + " on run " + run +
-                         " (--retries): " + verdict.reason;
-      } else {
-        verdict.reason += " (FAILed on all " + run + " runs)";
-      }
-      verdict.duration += r.duration;
-      verdict.driver_time += r.driver_time;
-      r = std::move(verdict);
-    }
-    report(index, std::move(r));
-  };
+  std::map<pid_t, Worker> running;
   const auto start = std::chrono::steady_clock::now();
   while (true) {
-    for (auto it = next_startable(); it != pending.end(); it = next_startable()) {
-      if (settings.interrupted && settings.interrupted->load()) {
-        summary.interrupted = true;
-        break;
-      }
-      if (!failed_first.empty()) break;
-      const Attempt next = *it;
-      pending.erase(it);
-      const bool waiting_slot = waits(next.index) && in_waiting_slots < waiting_slots;
-      const Case& c = *cases[next.index];
-      if (next.attempt == 0) {
-        if (settings.on_start) settings.on_start(c, next.index, cases.size());
-        if (auto skipped = Skipped(profile, c)) {
-          report(next.index, std::move(*skipped));
-          continue;
-        }
-      }
-      // Every case of the run shares the run's pid; the index (and the
-      // attempt) tell them apart.
-      const std::string unique = "r" + std::to_string(::getpid() % 100000) + "c" + next.Suffix();
-      std::cout.flush();  // the worker must not print what the parent buffered
-      std::cerr.flush();
-      const pid_t pid = ::fork();
-      if (pid == 0)
-        RunWorker(profile, c, next, unique, summary.run_dir, settings, run_start, hangs);
-      if (pid < 0) {
-        CaseResult r;
-        r.name = c.name;
-        r.tags = c.tags;
-        SetError(r, "starting the case", std::string("fork: ") + std::strerror(errno));
-        report(next.index, std::move(r));
-      } else {
-        const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-        if (pidfd < 0) {
-          const int err = errno;
-          ::kill(pid, SIGKILL);
-          ::waitpid(pid, nullptr, 0);
-          throw std::system_error(err, std::system_category(), "pidfd_open of a case worker");
-        }
-        running[pid] = {next,
-                        std::chrono::steady_clock::now(),
-                        std::chrono::system_clock::now(),
-                        waiting_slot,
-                        pidfd,
-                        unique};
-        if (waiting_slot) ++in_waiting_slots;
-      }
-    }
+    StartWorkers(run, scheduler, running, summary);
     if (running.empty()) break;
-    // Until a worker ends; every second, a look for one whose harness stalled.
-    std::vector<pollfd> ends;
-    for (const auto& [pid, run] : running) ends.push_back({run.pidfd, POLLIN, 0});
-    if (::poll(ends.data(), ends.size(), 1000) < 0 && errno != EINTR) {
-      throw std::system_error(errno, std::system_category(), "poll the case workers");
-    }
-    std::vector<std::pair<pid_t, CaseResult>> ended;
-    for (const auto& [pid, run] : running) {
-      const Case& c = *cases[run.attempt.index];
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        ended.emplace_back(pid, CollectWorker(c, run.attempt, summary.run_dir, status));
-        continue;
-      }
-      const auto progress = ReadProgress(ProgressFile(summary.run_dir, run.attempt));
-      const auto last = progress ? progress->at : run.started_at;
-      const auto quiet = std::chrono::system_clock::now() - last;
-      if (quiet < stall_limit) continue;
-      const std::string stalled_for =
-          "no driver call started or ended for " +
-          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(quiet).count()) +
-          " s (the last mark: " + (progress ? progress->last : "none") + ")";
-      ended.emplace_back(
-          pid, StopStalledWorker(c, pid, summary.run_dir + "/" + run.attempt.Suffix(), run.unique,
-                                 stalled_for, settings));
-    }
-    for (auto& [pid, result] : ended) {
-      const Running run = running.at(pid);
+    for (auto& [pid, result] : CollectEnded(run, running, stall_limit)) {
+      const Worker worker = running.at(pid);
       running.erase(pid);
-      ::close(run.pidfd);
+      ::close(worker.pidfd);
       std::error_code ec;
-      std::filesystem::remove(ProgressFile(summary.run_dir, run.attempt), ec);
-      if (run.in_waiting_slot) --in_waiting_slots;
-      conclude(run.attempt, std::move(result), run.start);
+      std::filesystem::remove(ProgressFile(summary.run_dir, worker.attempt), ec);
+      result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - worker.start);
+      scheduler.Finish(worker.attempt, std::move(result));
     }
   }
-  for (auto& r : results) {
-    if (!r) continue;  // never started: the run was interrupted
-    summary.driver_time += r->driver_time;
-    summary.results.push_back(std::move(*r));
-  }
+  summary.results = scheduler.TakeResults();
+  for (const auto& r : summary.results) summary.driver_time += r.driver_time;
   summary.wall = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
-  if (!failed_first.empty() && summary.results.size() < cases.size())
-    summary.notes.push_back("--fail-fast: stopped after " + failed_first + " failed; " +
+  if (!scheduler.FailedFirst().empty() && summary.results.size() < cases.size())
+    summary.notes.push_back("--fail-fast: stopped after " + scheduler.FailedFirst() + " failed; " +
                             std::to_string(cases.size() - summary.results.size()) + " of " +
                             std::to_string(cases.size()) + " cases not run");
   for (auto& note : HangNotes(hangs, profile)) summary.notes.push_back(std::move(note));

@@ -121,5 +121,19 @@ TEST(StallLimit, IsTheLongestCallDeadlineACommandHookAndAMinute) {
   EXPECT_EQ(StallLimit(p), std::chrono::seconds(225));
 }
 
+// The watchdog's judgement on virtual time: the clock is an argument.
+TEST(StallOf, CountsFromTheLastMarkOrWithNoneFromTheStart) {
+  const std::chrono::system_clock::time_point start{std::chrono::hours(1000)};
+  const auto limit = std::chrono::seconds(90);
+  EXPECT_EQ(StallOf(std::nullopt, start, start + std::chrono::seconds(89), limit), "");
+  EXPECT_EQ(StallOf(std::nullopt, start, start + std::chrono::seconds(90), limit),
+            "no driver call started or ended for 90 s (the last mark: none)");
+  const Progress mark{start + std::chrono::seconds(60), "call 3 (mount) started"};
+  EXPECT_EQ(StallOf(mark, start, start + std::chrono::seconds(149), limit), "")
+      << "a mark restarts the count";
+  EXPECT_EQ(StallOf(mark, start, start + std::chrono::seconds(200), limit),
+            "no driver call started or ended for 140 s (the last mark: call 3 (mount) started)");
+}
+
 }  // namespace
 }  // namespace flexkit::conform
