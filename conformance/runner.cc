@@ -68,6 +68,80 @@ std::optional<CaseResult> Skipped(const DriverProfile& profile, const Case& c) {
   return r;
 }
 
+// Runs the case in its set-up context and judges it: its findings, kubelet's
+// teardown of what it set up, what it left on its nodes, its warnings.
+void RunAndJudge(const Case& c, CaseContext& ctx, Fixture& fixture,
+                 const std::vector<NodeSnapshot>& node_before, CaseResult& r) {
+  std::string stopped;  // a harness exception
+  bool skipped = false;
+  try {
+    c.run(ctx);
+  } catch (const CaseSkip& e) {
+    skipped = true;
+    r.reason = e.what();
+  } catch (const CaseFailure& e) {
+    // Recorded by Fail; a CaseFailure thrown directly is added here.
+    if (!e.recorded) ctx.Record(e.rule, e.what());
+  } catch (const std::exception& e) {
+    stopped = e.what();
+  }
+  auto teardown = ctx.tracker().UnwindAll();
+  // The case's findings, per-call ones included, in the order seen.
+  for (const auto& f : ctx.findings()) AddFinding(r, f);
+  if (!stopped.empty()) SetError(r, "the case stopped", stopped);
+  std::vector<std::string> unexplained;
+  for (const auto& t : teardown) {
+    if (!ctx.Restates(t)) unexplained.push_back(t);
+  }
+  if (!unexplained.empty())
+    SetFail(r, "teardown-succeeds: kubelet's teardown of what the case set up succeeds",
+            "teardown: " + Join(unexplained, "; "));
+  // A SKIP after a rule was broken stays a FAIL.
+  if (skipped && r.findings.empty()) r.grade = Grade::kSkip;
+  std::set<pid_t> fixture_pids;
+  for (pid_t p : fixture.Pids()) fixture_pids.insert(p);
+  std::vector<std::string> leaks;
+  for (std::size_t i = 0; i < node_before.size(); ++i) {
+    auto l = CompareNode(ctx.node(i), node_before[i], TakeNodeSnapshot(ctx.node(i)), fixture_pids);
+    leaks.insert(leaks.end(), l.begin(), l.end());
+  }
+  if (!leaks.empty()) SetFail(r, "F26 no-leaks: a case leaves nothing behind", Join(leaks, "; "));
+  if (r.grade == Grade::kPass && !ctx.warnings().empty()) {
+    r.grade = Grade::kWarn;
+    r.reason = Join(ctx.warnings(), "; ");
+    r.rule = "warn: kubelet tolerates it, but it is wrong";
+  }
+  r.warnings = ctx.warnings();
+  r.transcript = ctx.transcript().ToJson();
+  r.driver_time = ctx.driver_time();
+}
+
+// What the case left on the host outside its nodes: a FAIL, and reclaimed
+// unless --keep.
+void JudgeHostLeaks(const HostSnapshot& run_start, const std::string& case_dir,
+                    const std::string& unique, bool keep, CaseResult& r) {
+  const std::string run_dir = std::filesystem::path(case_dir).parent_path().string();
+  auto host_leaks = FindHostLeaks(run_start, TakeHostSnapshot(run_dir), {case_dir, unique});
+  if (!host_leaks.empty()) {
+    std::vector<std::string> lines;
+    if (keep) {
+      for (const auto& l : host_leaks) lines.push_back(l.what + " (kept: --keep)");
+    } else {
+      lines = ReclaimHostLeaks(host_leaks);
+    }
+    SetFail(r, "F26 no-leaks: a case leaves nothing behind", Join(lines, "; "));
+  }
+}
+
+// Whys quote drivers' replies and leftover processes' command lines, which
+// may carry a secret (a Failure naming the user, a mount helper's
+// password=): none leaves the case unredacted.
+void RedactWhys(const sim::Redactor& redactor, CaseResult& r) {
+  r.reason = redactor.Apply(std::move(r.reason));
+  for (auto& f : r.findings) f.why = redactor.Apply(std::move(f.why));
+  for (auto& w : r.warnings) w = redactor.Apply(std::move(w));
+}
+
 // `run_start`: the host as the run found it. What a case leaves is told
 // apart by its marks (its own case dir and unique prefix, which nothing had
 // before the case began), so the run's start serves as every case's
@@ -79,7 +153,6 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
   r.name = c.name;
   r.tags = c.tags;
   std::filesystem::create_directories(case_dir);
-  const std::string run_dir = std::filesystem::path(case_dir).parent_path().string();
   sim::Redactor redactor;  // the case's secrets, kept past its context
   {
     std::unique_ptr<Fixture> fixture;
@@ -99,52 +172,7 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
     } catch (const std::exception& e) {
       SetError(r, "setting up the case", e.what());
     }
-    if (ctx && r.findings.empty()) {
-      std::string stopped;  // a harness exception
-      bool skipped = false;
-      try {
-        c.run(*ctx);
-      } catch (const CaseSkip& e) {
-        skipped = true;
-        r.reason = e.what();
-      } catch (const CaseFailure& e) {
-        // Recorded by Fail; a CaseFailure thrown directly is added here.
-        if (!e.recorded) ctx->Record(e.rule, e.what());
-      } catch (const std::exception& e) {
-        stopped = e.what();
-      }
-      auto teardown = ctx->tracker().UnwindAll();
-      // The case's findings, per-call ones included, in the order seen.
-      for (const auto& f : ctx->findings()) AddFinding(r, f);
-      if (!stopped.empty()) SetError(r, "the case stopped", stopped);
-      std::vector<std::string> unexplained;
-      for (const auto& t : teardown) {
-        if (!ctx->Restates(t)) unexplained.push_back(t);
-      }
-      if (!unexplained.empty())
-        SetFail(r, "teardown-succeeds: kubelet's teardown of what the case set up succeeds",
-                "teardown: " + Join(unexplained, "; "));
-      // A SKIP after a rule was broken stays a FAIL.
-      if (skipped && r.findings.empty()) r.grade = Grade::kSkip;
-      std::set<pid_t> fixture_pids;
-      for (pid_t p : fixture->Pids()) fixture_pids.insert(p);
-      std::vector<std::string> leaks;
-      for (std::size_t i = 0; i < node_before.size(); ++i) {
-        auto l =
-            CompareNode(ctx->node(i), node_before[i], TakeNodeSnapshot(ctx->node(i)), fixture_pids);
-        leaks.insert(leaks.end(), l.begin(), l.end());
-      }
-      if (!leaks.empty())
-        SetFail(r, "F26 no-leaks: a case leaves nothing behind", Join(leaks, "; "));
-      if (r.grade == Grade::kPass && !ctx->warnings().empty()) {
-        r.grade = Grade::kWarn;
-        r.reason = Join(ctx->warnings(), "; ");
-        r.rule = "warn: kubelet tolerates it, but it is wrong";
-      }
-      r.warnings = ctx->warnings();
-      r.transcript = ctx->transcript().ToJson();
-      r.driver_time = ctx->driver_time();
-    }
+    if (ctx && r.findings.empty()) RunAndJudge(c, *ctx, *fixture, node_before, r);
     if (fixture) {
       auto problems = fixture->Stop();
       if (!problems.empty()) SetFail(r, "fixture", Join(problems, "; "));
@@ -157,22 +185,8 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
     }
     if (ctx) redactor = ctx->redactor();
   }  // nodes end here: their namespaces and holders are gone
-  auto host_leaks = FindHostLeaks(run_start, TakeHostSnapshot(run_dir), {case_dir, unique});
-  if (!host_leaks.empty()) {
-    std::vector<std::string> lines;
-    if (settings.keep) {
-      for (const auto& l : host_leaks) lines.push_back(l.what + " (kept: --keep)");
-    } else {
-      lines = ReclaimHostLeaks(host_leaks);
-    }
-    SetFail(r, "F26 no-leaks: a case leaves nothing behind", Join(lines, "; "));
-  }
-  // Whys quote drivers' replies and leftover processes' command lines,
-  // which may carry a secret (a Failure naming the user, a mount helper's
-  // password=): none leaves the case unredacted.
-  r.reason = redactor.Apply(std::move(r.reason));
-  for (auto& f : r.findings) f.why = redactor.Apply(std::move(f.why));
-  for (auto& w : r.warnings) w = redactor.Apply(std::move(w));
+  JudgeHostLeaks(run_start, case_dir, unique, settings.keep, r);
+  RedactWhys(redactor, r);
   if (!settings.keep) {
     std::error_code ec;
     std::filesystem::remove_all(case_dir, ec);
