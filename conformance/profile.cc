@@ -26,9 +26,9 @@ class ProfileError : public std::runtime_error {
 };
 
 // Every key a profile may have, by the mapping it sits in ("" the top
-// level): a key is added here and read in ParseProfile. Maps of free keys
-// (volumeOptions, nodeEnv, secrets, invalidOptions) and skip (case names)
-// are checked elsewhere.
+// level): a key is added here and read by ParseProfile or its helpers.
+// Maps of free keys (volumeOptions, nodeEnv, secrets, invalidOptions) and
+// skip (case names) are checked elsewhere.
 const std::map<std::string, std::vector<std::string>>& ProfileKeys() {
   static const std::map<std::string, std::vector<std::string>> keys = [] {
     std::map<std::string, std::vector<std::string>> k = {
@@ -204,33 +204,57 @@ Millis DriverProfile::TimeoutFor(const std::string& verb) const {
   return it == verb_timeouts.end() ? default_timeout : it->second;
 }
 
-DriverProfile ParseProfile(const std::string& yaml_text, const std::string& origin,
-                           const std::string& base_dir) {
-  YAML::Node root;
+namespace {
+
+// A duration (ParseDuration's syntax) at `node`; a bad one names its line.
+Millis DurationAt(const std::string& origin, const YAML::Node& node, const std::string& what) {
   try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    throw std::runtime_error(origin + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    return ParseDuration(As<std::string>(origin, node, what));
+  } catch (const std::invalid_argument& e) {
+    throw ProfileError(origin, node, e.what());
   }
-  CheckKeys(origin, root, "");
-  DriverProfile p;
+}
+
+// capabilities: the init reply expected, kubelet's defaults for keys not given.
+sim::DriverCapabilities ReadCapabilities(const std::string& origin, const YAML::Node& caps) {
+  CheckKeys(origin, caps, "capabilities");
+  sim::DriverCapabilities c = sim::DriverCapabilities::Defaults();
+  if (auto v = caps["attach"]) c.attach = As<bool>(origin, v, "capabilities.attach");
+  if (auto v = caps["selinuxRelabel"])
+    c.selinux_relabel = As<bool>(origin, v, "capabilities.selinuxRelabel");
+  if (auto v = caps["supportsMetrics"])
+    c.supports_metrics = As<bool>(origin, v, "capabilities.supportsMetrics");
+  if (auto v = caps["fsGroup"]) c.fs_group = As<bool>(origin, v, "capabilities.fsGroup");
+  if (auto v = caps["requiresFSResize"])
+    c.requires_fs_resize = As<bool>(origin, v, "capabilities.requiresFSResize");
+  return c;
+}
+
+// kubernetes: a simulator version profile the suite runs.
+std::string ReadKubernetes(const std::string& origin, const YAML::Node& node) {
+  const auto name = As<std::string>(origin, node, "kubernetes");
+  const auto runnable = sim::ProfileNames();
+  if (std::find(runnable.begin(), runnable.end(), name) == runnable.end()) {
+    std::string known;
+    for (const auto& k : runnable) known += (known.empty() ? "" : ", ") + k;
+    throw ProfileError(origin, node,
+                       "kubernetes: '" + name + "' is not a kubelet the suite runs" +
+                           Nearest(name, runnable) + " (one of: " + known +
+                           "; older kubelets' calls are checked with flexsim --kubernetes)");
+  }
+  return name;
+}
+
+// The driver and how it is called: driver, driverName, capabilities,
+// attachManagement, controlPlanePath, kubernetes.
+void ReadDriver(const std::string& origin, const YAML::Node& root, const std::string& base_dir,
+                DriverProfile& p) {
+  // A live node's profile may leave the driver to --driver.
   if (!root["driver"] && !root["liveNode"])
     throw ProfileError(origin, root, "'driver' (the executable) is required");
   if (auto n = root["driver"]) p.driver = Resolve(base_dir, As<std::string>(origin, n, "driver"));
   if (auto n = root["driverName"]) p.driver_name = As<std::string>(origin, n, "driverName");
-  if (auto caps = root["capabilities"]) {
-    CheckKeys(origin, caps, "capabilities");
-    sim::DriverCapabilities c = sim::DriverCapabilities::Defaults();
-    if (auto v = caps["attach"]) c.attach = As<bool>(origin, v, "capabilities.attach");
-    if (auto v = caps["selinuxRelabel"])
-      c.selinux_relabel = As<bool>(origin, v, "capabilities.selinuxRelabel");
-    if (auto v = caps["supportsMetrics"])
-      c.supports_metrics = As<bool>(origin, v, "capabilities.supportsMetrics");
-    if (auto v = caps["fsGroup"]) c.fs_group = As<bool>(origin, v, "capabilities.fsGroup");
-    if (auto v = caps["requiresFSResize"])
-      c.requires_fs_resize = As<bool>(origin, v, "capabilities.requiresFSResize");
-    p.capabilities = c;
-  }
+  if (auto n = root["capabilities"]) p.capabilities = ReadCapabilities(origin, n);
   if (auto n = root["attachManagement"]) {
     auto v = As<std::string>(origin, n, "attachManagement");
     if (v != "controller" && v != "kubelet")
@@ -239,24 +263,22 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
   }
   if (auto n = root["controlPlanePath"])
     p.control_plane_path = As<std::string>(origin, n, "controlPlanePath");
-  if (auto n = root["kubernetes"]) {
-    p.kubernetes = As<std::string>(origin, n, "kubernetes");
-    const auto runnable = sim::ProfileNames();
-    if (std::find(runnable.begin(), runnable.end(), p.kubernetes) == runnable.end()) {
-      std::string known;
-      for (const auto& k : runnable) known += (known.empty() ? "" : ", ") + k;
-      throw ProfileError(origin, n,
-                         "kubernetes: '" + p.kubernetes + "' is not a kubelet the suite runs" +
-                             Nearest(p.kubernetes, runnable) + " (one of: " + known +
-                             "; older kubelets' calls are checked with flexsim --kubernetes)");
-    }
-  }
+  if (auto n = root["kubernetes"]) p.kubernetes = ReadKubernetes(origin, n);
+}
+
+// What the test volume is given: volumeOptions, fsTypes, invalidOptions,
+// freeTextOptions, secrets.
+void ReadVolumeOptions(const std::string& origin, const YAML::Node& root, DriverProfile& p) {
   if (auto n = root["volumeOptions"]) p.volume_options = StringMap(origin, n, "volumeOptions");
   if (auto n = root["fsTypes"]) p.fs_types = As<std::vector<std::string>>(origin, n, "fsTypes");
   if (auto n = root["invalidOptions"]) p.invalid_options = StringMap(origin, n, "invalidOptions");
   if (auto n = root["freeTextOptions"])
     p.free_text_options = As<std::vector<std::string>>(origin, n, "freeTextOptions");
   if (auto n = root["secrets"]) p.secrets = StringMap(origin, n, "secrets");
+}
+
+// The nodes and what running them takes: nodes, nodeEnv, privileges.
+void ReadNodes(const std::string& origin, const YAML::Node& root, DriverProfile& p) {
   if (auto n = root["nodes"]) {
     p.nodes = As<int>(origin, n, "nodes");
     if (p.nodes < 1 || p.nodes > 8) throw ProfileError(origin, n, "nodes must be 1..8");
@@ -268,108 +290,113 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
       throw ProfileError(origin, n, "privileges must be 'root' or 'none'");
     p.needs_root = v == "root";
   }
-  if (auto n = root["timeouts"]) {
-    CheckKeys(origin, n, "timeouts");
-    for (const auto& kv : n) {
-      const auto verb = kv.first.as<std::string>();
-      Millis d;
-      try {
-        d = ParseDuration(As<std::string>(origin, kv.second, "timeouts." + verb));
-      } catch (const std::invalid_argument& e) {
-        throw ProfileError(origin, kv.second, e.what());
-      }
-      if (verb == "default") {
-        p.default_timeout = d;
-      } else {
-        p.verb_timeouts[verb] = d;
-      }
-    }
-  }
-  if (auto n = root["skip"]) {
-    p.skip = StringMap(origin, n, "skip");
-    const auto names = CatalogCaseNames();
-    for (const auto& kv : n) {
-      const auto name = kv.first.as<std::string>();
-      if (std::find(names.begin(), names.end(), name) == names.end())
-        throw ProfileError(origin, kv.first,
-                           "skip: no case is named '" + name + "'" + Nearest(name, names) +
-                               " (flexconform --list names them)");
-    }
-  }
-  if (auto n = root["install"]) {
-    p.install = As<std::vector<std::string>>(origin, n, "install");
-    if (p.install.empty()) throw ProfileError(origin, n, "install must name a command");
-  }
-  if (auto f = root["fixture"]) {
-    if (f.IsScalar()) {
-      p.fixture.kind = As<std::string>(origin, f, "fixture");
+}
+
+// timeouts: default and per verb.
+void ReadTimeouts(const std::string& origin, const YAML::Node& timeouts, DriverProfile& p) {
+  CheckKeys(origin, timeouts, "timeouts");
+  for (const auto& kv : timeouts) {
+    const auto verb = kv.first.as<std::string>();
+    const Millis d = DurationAt(origin, kv.second, "timeouts." + verb);
+    if (verb == "default") {
+      p.default_timeout = d;
     } else {
-      CheckKeys(origin, f, "fixture");
-      for (const auto& h : FixtureHookNames()) {
-        if (auto v = f[h]) {
-          p.fixture.hooks[h] = As<std::string>(origin, v, "fixture." + h);
-          if (p.fixture.hooks[h].empty())
-            throw ProfileError(origin, v, "fixture." + h + " must be a command");
-        }
-      }
-      if (auto v = f["kind"]) p.fixture.kind = As<std::string>(origin, v, "fixture.kind");
-      if (auto v = f["setup"]) p.fixture.setup = As<std::string>(origin, v, "fixture.setup");
-      if (auto v = f["teardown"])
-        p.fixture.teardown = As<std::string>(origin, v, "fixture.teardown");
-      if (auto v = f["convoyFake"])
-        p.fixture.convoy_fake = Resolve(base_dir, As<std::string>(origin, v, "fixture.convoyFake"));
-      if (auto v = f["hookTimeout"]) {
-        try {
-          p.fixture.hook_timeout = ParseDuration(As<std::string>(origin, v, "hookTimeout"));
-        } catch (const std::invalid_argument& e) {
-          throw ProfileError(origin, v, e.what());
-        }
-      }
-      if (auto v = f["mode"]) p.fixture.mode = As<std::string>(origin, v, "fixture.mode");
-      if (auto v = f["api"]) {
-        p.fixture.api = As<std::string>(origin, v, "fixture.api");
-        if (p.fixture.api != "stock" && p.fixture.api != "extended")
-          throw ProfileError(origin, v,
-                             "fixture.api must be stock (Convoy v0.5.2 as released) or extended "
-                             "(with the Kubernetes extensions), not '" +
-                                 p.fixture.api + "'");
-        if (p.fixture.kind != "convoy-fake")
-          throw ProfileError(origin, v,
-                             "fixture.api says which Convoy convoy-fake plays, so it needs "
-                             "kind: convoy-fake");
-      }
+      p.verb_timeouts[verb] = d;
     }
-    if (p.fixture.kind != "none" && p.fixture.kind != "convoy-fake" && p.fixture.kind != "command")
-      throw ProfileError(origin, f, "fixture must be none, convoy-fake or command");
-    if (p.fixture.kind == "command" && p.fixture.setup.empty())
-      throw ProfileError(origin, f, "a command fixture needs 'setup'");
-    if (p.fixture.kind != "command" && !p.fixture.hooks.empty())
-      throw ProfileError(
-          origin, f,
-          "hooks (" + p.fixture.hooks.begin()->first + ", ...) belong to a command fixture");
   }
-  if (auto n = root["liveNode"]) {
-    CheckKeys(origin, n, "liveNode");
-    if (!n["scratch"])
-      throw ProfileError(origin, n, "liveNode needs 'scratch' (where the case directories go)");
-    p.live_node_scratch = As<std::string>(origin, n["scratch"], "liveNode.scratch");
-    const auto scratch = std::filesystem::path(p.live_node_scratch).lexically_normal();
-    if (!scratch.is_absolute() || scratch == scratch.root_path())
-      throw ProfileError(origin, n["scratch"],
-                         "liveNode.scratch must be an absolute path below / (the node's "
-                         "hostPath scratch area), not '" +
-                             p.live_node_scratch + "'");
-    p.live_node_scratch = scratch.string();
-    if (p.live_node_scratch.size() > 1 && p.live_node_scratch.back() == '/')
-      p.live_node_scratch.pop_back();
-    if (p.nodes != 1)
-      throw ProfileError(origin, root["nodes"] ? root["nodes"] : n,
-                         "liveNode: a live node is one node, so nodes must be 1");
-    if (p.fixture.kind == "convoy-fake")
-      throw ProfileError(origin, root["fixture"],
-                         "liveNode: the driver uses the node's real backend, not the convoy-fake "
-                         "fixture (none, or a command fixture)");
+}
+
+// skip: case name -> reason, each name one the catalog has.
+std::map<std::string, std::string> ReadSkip(const std::string& origin, const YAML::Node& skip) {
+  auto reasons = StringMap(origin, skip, "skip");
+  const auto names = CatalogCaseNames();
+  for (const auto& kv : skip) {
+    const auto name = kv.first.as<std::string>();
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw ProfileError(origin, kv.first,
+                         "skip: no case is named '" + name + "'" + Nearest(name, names) +
+                             " (flexconform --list names them)");
   }
+  return reasons;
+}
+
+// fixture given as a mapping: its hooks first, then its other keys.
+void ReadFixtureMapping(const std::string& origin, const YAML::Node& f, const std::string& base_dir,
+                        FixtureSpec& fixture) {
+  CheckKeys(origin, f, "fixture");
+  for (const auto& h : FixtureHookNames()) {
+    if (auto v = f[h]) {
+      fixture.hooks[h] = As<std::string>(origin, v, "fixture." + h);
+      if (fixture.hooks[h].empty())
+        throw ProfileError(origin, v, "fixture." + h + " must be a command");
+    }
+  }
+  if (auto v = f["kind"]) fixture.kind = As<std::string>(origin, v, "fixture.kind");
+  if (auto v = f["setup"]) fixture.setup = As<std::string>(origin, v, "fixture.setup");
+  if (auto v = f["teardown"]) fixture.teardown = As<std::string>(origin, v, "fixture.teardown");
+  if (auto v = f["convoyFake"])
+    fixture.convoy_fake = Resolve(base_dir, As<std::string>(origin, v, "fixture.convoyFake"));
+  if (auto v = f["hookTimeout"]) fixture.hook_timeout = DurationAt(origin, v, "hookTimeout");
+  if (auto v = f["mode"]) fixture.mode = As<std::string>(origin, v, "fixture.mode");
+  if (auto v = f["api"]) {
+    fixture.api = As<std::string>(origin, v, "fixture.api");
+    if (fixture.api != "stock" && fixture.api != "extended")
+      throw ProfileError(origin, v,
+                         "fixture.api must be stock (Convoy v0.5.2 as released) or extended "
+                         "(with the Kubernetes extensions), not '" +
+                             fixture.api + "'");
+    if (fixture.kind != "convoy-fake")
+      throw ProfileError(origin, v,
+                         "fixture.api says which Convoy convoy-fake plays, so it needs "
+                         "kind: convoy-fake");
+  }
+}
+
+// fixture: a kind alone (a scalar) or a mapping; then checked as a whole.
+void ReadFixture(const std::string& origin, const YAML::Node& f, const std::string& base_dir,
+                 FixtureSpec& fixture) {
+  if (f.IsScalar()) {
+    fixture.kind = As<std::string>(origin, f, "fixture");
+  } else {
+    ReadFixtureMapping(origin, f, base_dir, fixture);
+  }
+  if (fixture.kind != "none" && fixture.kind != "convoy-fake" && fixture.kind != "command")
+    throw ProfileError(origin, f, "fixture must be none, convoy-fake or command");
+  if (fixture.kind == "command" && fixture.setup.empty())
+    throw ProfileError(origin, f, "a command fixture needs 'setup'");
+  if (fixture.kind != "command" && !fixture.hooks.empty())
+    throw ProfileError(
+        origin, f, "hooks (" + fixture.hooks.begin()->first + ", ...) belong to a command fixture");
+}
+
+// liveNode: its scratch path, normalised; and the nodes and fixture already
+// read must suit a real node.
+void ReadLiveNode(const std::string& origin, const YAML::Node& root, const YAML::Node& n,
+                  DriverProfile& p) {
+  CheckKeys(origin, n, "liveNode");
+  if (!n["scratch"])
+    throw ProfileError(origin, n, "liveNode needs 'scratch' (where the case directories go)");
+  p.live_node_scratch = As<std::string>(origin, n["scratch"], "liveNode.scratch");
+  const auto scratch = std::filesystem::path(p.live_node_scratch).lexically_normal();
+  if (!scratch.is_absolute() || scratch == scratch.root_path())
+    throw ProfileError(origin, n["scratch"],
+                       "liveNode.scratch must be an absolute path below / (the node's "
+                       "hostPath scratch area), not '" +
+                           p.live_node_scratch + "'");
+  p.live_node_scratch = scratch.string();
+  if (p.live_node_scratch.size() > 1 && p.live_node_scratch.back() == '/')
+    p.live_node_scratch.pop_back();
+  if (p.nodes != 1)
+    throw ProfileError(origin, root["nodes"] ? root["nodes"] : n,
+                       "liveNode: a live node is one node, so nodes must be 1");
+  if (p.fixture.kind == "convoy-fake")
+    throw ProfileError(origin, root["fixture"],
+                       "liveNode: the driver uses the node's real backend, not the convoy-fake "
+                       "fixture (none, or a command fixture)");
+}
+
+// What a volume is across nodes and in the pod: accessMode, storage, podVolume.
+void ReadVolumeSharing(const std::string& origin, const YAML::Node& root, DriverProfile& p) {
   if (auto n = root["accessMode"]) {
     const std::string mode = As<std::string>(origin, n, "accessMode");
     if (mode != "ReadWriteOnce" && mode != "ReadWriteMany")
@@ -392,6 +419,33 @@ DriverProfile ParseProfile(const std::string& yaml_text, const std::string& orig
                          "directory (mount fills the pod dir, mounting nothing)");
     p.pod_volume_is_directory = kind == "directory";
   }
+}
+
+}  // namespace
+
+DriverProfile ParseProfile(const std::string& yaml_text, const std::string& origin,
+                           const std::string& base_dir) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw std::runtime_error(origin + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  CheckKeys(origin, root, "");
+  DriverProfile p;
+  ReadDriver(origin, root, base_dir, p);
+  ReadVolumeOptions(origin, root, p);
+  ReadNodes(origin, root, p);
+  if (auto n = root["timeouts"]) ReadTimeouts(origin, n, p);
+  if (auto n = root["skip"]) p.skip = ReadSkip(origin, n);
+  if (auto n = root["install"]) {
+    p.install = As<std::vector<std::string>>(origin, n, "install");
+    if (p.install.empty()) throw ProfileError(origin, n, "install must name a command");
+  }
+  if (auto n = root["fixture"]) ReadFixture(origin, n, base_dir, p.fixture);
+  // After nodes and fixture: it checks them.
+  if (auto n = root["liveNode"]) ReadLiveNode(origin, root, n, p);
+  ReadVolumeSharing(origin, root, p);
   return p;
 }
 
