@@ -185,155 +185,188 @@ class SequenceRun {
     return Divergence{0, e.rule, model::ActionName(a) + " answers " + Allowed(e), actual};
   }
 
+  // One step of the walk, as kubelet (or, for isattached, the controller)
+  // takes it.
   std::optional<Divergence> Enact(const Action& a, const Expectation& e) {
     NodeVolume& v = nodes_[static_cast<std::size_t>(a.node)];
+    switch (a.verb) {
+      case Verb::kAttach:
+        return Attach(v, a, e);
+      case Verb::kWaitForAttach:
+        return WaitForAttach(v, a, e);
+      case Verb::kIsAttached:
+        return AskIsAttached(v, a, e);
+      case Verb::kMountDevice:
+        return MountDevice(v, a, e);
+      case Verb::kMount:
+        return MountPod(v, a, e);
+      case Verb::kUnmount:
+        return UnmountPod(v, a, e);
+      case Verb::kUnmountDevice:
+        return UnmountDevice(v, a, e);
+      case Verb::kDetach:
+        return Detach(v, a, e);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Divergence> Attach(NodeVolume& v, const Action& a, const Expectation& e) {
+    sim::Node& n = *v.node;
+    v.ever_attached = true;  // a failed attach may still have attached (§5.3: uncertain)
+    auto r = c_.ops().CallAttach(n, component_, spec_rw_, n.name());
+    if (auto d = OutcomeDiverges(a, e, r)) return d;
+    // Not supported or no device: kubelet records devicePath "" (§3.4, §5.4).
+    const std::string device = r.ok() && r.verdict.status ? r.verdict.status->device : "";
+    if (!v.attach_device.empty() && device != v.attach_device) {
+      return Divergence{0, "F9 attach-same-device: a repeated attach returns the same device",
+                        "device " + v.attach_device, "device " + device};
+    }
+    v.attach_device = device;
+    if (v.mount_device.empty()) v.mount_device = device;
+    v.loop_backing = LoopBackingFile(device);
+    return std::nullopt;
+  }
+
+  std::optional<Divergence> WaitForAttach(NodeVolume& v, const Action& a, const Expectation& e) {
+    auto r = c_.ops().CallWaitForAttach(*v.node, spec_rw_, v.attach_device);
+    if (auto d = OutcomeDiverges(a, e, r)) return d;
+    if (r.ok()) {
+      const std::string device = r.verdict.status ? r.verdict.status->device : "";
+      // Given "", kubelet passes on whatever it answers (§5.4).
+      if (device.empty() && !v.attach_device.empty()) {
+        return Divergence{0, e.rule, "waitforattach returns the device", "no device"};
+      }
+      v.mount_device = device;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Divergence> AskIsAttached(NodeVolume& v, const Action& a, const Expectation& e) {
+    sim::Node& n = *v.node;
+    auto r = c_.ops().CallIsAttached(n, sim::Component::kController, spec_rw_, n.name());
+    if (auto d = OutcomeDiverges(a, e, r)) {
+      // Of a volume not attached there the controller never asks
+      // (§7.4 item 6): whatever the answer, kubelet never sees it.
+      if (!e.attached) {
+        // The outcome alone, not the message: one WARN per node, not per walk.
+        c_.Warn(model::ActionName(a) + " of a volume not attached there answers " +
+                model::OutcomeName(OutcomeOf(r)) + " [" + d->rule +
+                "; a WARN: the controller asks only of volumes it believes attached]");
+        return std::nullopt;
+      }
+      return IsAttachedDivergence(std::move(*d));
+    }
+    if (r.ok() && e.check_attached) {
+      const bool attached = r.verdict.status && r.verdict.status->attached;
+      // The controller asks only of volumes it believes attached (§5.5):
+      // true for one the model has detached is recorded, and the walk goes on.
+      if (attached && !e.attached) {
+        c_.Warn(
+            "isattached answered attached:true for a volume the model has detached (the "
+            "controller never asks then)");
+        return std::nullopt;
+      }
+      if (attached != e.attached) {
+        return IsAttachedDivergence(
+            Divergence{0, e.rule, std::string("attached: ") + (e.attached ? "true" : "false"),
+                       std::string("attached: ") + (attached ? "true" : "false")});
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Divergence> MountDevice(NodeVolume& v, const Action& a, const Expectation& e) {
     sim::Node& n = *v.node;
     sim::VolumeOperations& ops = c_.ops();
-    const std::string& driver = spec_rw_.driver;
-    switch (a.verb) {
-      case Verb::kAttach: {
-        v.ever_attached = true;  // a failed attach may still have attached (§5.3: uncertain)
-        auto r = ops.CallAttach(n, component_, spec_rw_, n.name());
-        if (auto d = OutcomeDiverges(a, e, r)) return d;
-        // Not supported or no device: kubelet records devicePath "" (§3.4, §5.4).
-        const std::string device = r.ok() && r.verdict.status ? r.verdict.status->device : "";
-        if (!v.attach_device.empty() && device != v.attach_device) {
-          return Divergence{0, "F9 attach-same-device: a repeated attach returns the same device",
-                            "device " + v.attach_device, "device " + device};
-        }
-        v.attach_device = device;
-        if (v.mount_device.empty()) v.mount_device = device;
-        v.loop_backing = LoopBackingFile(device);
-        return std::nullopt;
+    // kubelet's mount of an attached volume is one operation:
+    // waitforattach, then mountdevice with the device it gave (§7.1
+    // steps 7-9); a driver may find or make the device only there.
+    auto w = ops.CallWaitForAttach(n, spec_rw_, v.attach_device);
+    if (!w.ok() && !w.not_supported()) {
+      return Divergence{0, "F8 waitforattach-device: waitforattach of an attached volume succeeds",
+                        "waitforattach before mountdevice answers Success",
+                        std::string(model::OutcomeName(OutcomeOf(w))) + ": " + w.verdict.error};
+    }
+    if (w.ok() && w.verdict.status && !w.verdict.status->device.empty())
+      v.mount_device = w.verdict.status->device;
+    n.filesystem().MakeDirs(v.global_path, 0750);  // prepareForMount (§5.6)
+    auto r = ops.CallMountDevice(n, spec_rw_, v.global_path, v.mount_device);
+    if (auto d = OutcomeDiverges(a, e, r)) return d;
+    if (r.not_supported() && !n.filesystem().IsMountPoint(v.global_path)) {
+      KubeletDid(n, [&](sim::Step& s) {
+        ops.DefaultMountDevice(n, spec_rw_, v.mount_device, v.global_path, s);
+      });
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Divergence> MountPod(NodeVolume& v, const Action& a, const Expectation& e) {
+    sim::Node& n = *v.node;
+    sim::VolumeOperations& ops = c_.ops();
+    const auto& dir = v.pod_dirs[static_cast<std::size_t>(a.pod)];
+    auto pod = v.pods[static_cast<std::size_t>(a.pod)];
+    const auto& spec = model::PodReadOnly(a.pod) ? spec_ro_ : spec_rw_;
+    n.filesystem().MakeDirs(dir, 0750);  // prepareForMount (§5.7)
+    auto r = ops.CallMount(n, spec, pod, dir);
+    // On any error kubelet removes the pod dir (§5.7), when it can.
+    if (!r.ok() && !r.not_supported() && !n.filesystem().IsMountPoint(dir)) {
+      sim::Step removal;
+      ops.RemoveDir(n, dir, removal);
+    }
+    if (auto d = OutcomeDiverges(a, e, r)) return d;
+    if (r.not_supported() && !n.filesystem().IsMountPoint(dir)) {
+      KubeletDid(n, [&](sim::Step& s) { ops.DefaultSetUp(n, spec, v.global_path, dir, s); });
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Divergence> UnmountPod(NodeVolume& v, const Action& a, const Expectation& e) {
+    sim::Node& n = *v.node;
+    sim::VolumeOperations& ops = c_.ops();
+    const auto& dir = v.pod_dirs[static_cast<std::size_t>(a.pod)];
+    // kubelet calls unmount whenever the dir exists, mounted or not (§5.8).
+    n.filesystem().MakeDirs(dir, 0750);
+    auto r = ops.CallUnmount(n, spec_rw_.driver, dir);
+    if (auto d = OutcomeDiverges(a, e, r)) return d;
+    if (r.not_supported()) KubeletDid(n, [&](sim::Step& s) { ops.DefaultUnmount(n, dir, s); });
+    return RemoveAfterSuccess(n, dir, e.rule);
+  }
+
+  std::optional<Divergence> UnmountDevice(NodeVolume& v, const Action& a, const Expectation& e) {
+    sim::Node& n = *v.node;
+    sim::VolumeOperations& ops = c_.ops();
+    n.filesystem().MakeDirs(v.global_path, 0750);
+    // kubelet skips the call where the path is no mount point (§5.9
+    // step 4): asked there anyway, the driver's answer is only recorded.
+    const bool kubelet_calls = n.filesystem().IsMountPoint(v.global_path);
+    auto r = ops.CallUnmountDevice(n, spec_rw_.driver, v.global_path);
+    if (auto d = OutcomeDiverges(a, e, r)) {
+      if (kubelet_calls) return d;
+      c_.Warn(d->rule + ": " + d->actual +
+              " on a path that is no mount point (a WARN: kubelet skips unmountdevice there)");
+    }
+    if (r.not_supported()) {
+      KubeletDid(n, [&](sim::Step& s) { ops.DefaultUnmount(n, v.global_path, s); });
+    }
+    return RemoveAfterSuccess(n, v.global_path, e.rule);
+  }
+
+  std::optional<Divergence> Detach(NodeVolume& v, const Action& a, const Expectation& e) {
+    sim::Node& n = *v.node;
+    auto r = c_.ops().CallDetach(n, component_, spec_rw_, n.name());
+    if (auto d = OutcomeDiverges(a, e, r)) return d;
+    if (r.ok()) {
+      // The loop device, as the harness sees it, must be gone with
+      // the attachment (one that outlives it is a host leak).
+      if (!v.loop_backing.empty() && !LoopReleased(v.attach_device, v.loop_backing)) {
+        return Divergence{0, "F12 detach-releases: detach releases the attachment",
+                          n.name() + ": " + v.attach_device + " released",
+                          v.attach_device + " still backed by " + v.loop_backing};
       }
-      case Verb::kWaitForAttach: {
-        auto r = ops.CallWaitForAttach(n, spec_rw_, v.attach_device);
-        if (auto d = OutcomeDiverges(a, e, r)) return d;
-        if (r.ok()) {
-          const std::string device = r.verdict.status ? r.verdict.status->device : "";
-          // Given "", kubelet passes on whatever it answers (§5.4).
-          if (device.empty() && !v.attach_device.empty()) {
-            return Divergence{0, e.rule, "waitforattach returns the device", "no device"};
-          }
-          v.mount_device = device;
-        }
-        return std::nullopt;
-      }
-      case Verb::kIsAttached: {
-        auto r = ops.CallIsAttached(n, sim::Component::kController, spec_rw_, n.name());
-        if (auto d = OutcomeDiverges(a, e, r)) {
-          // Of a volume not attached there the controller never asks
-          // (§7.4 item 6): whatever the answer, kubelet never sees it.
-          if (!e.attached) {
-            // The outcome alone, not the message: one WARN per node, not per walk.
-            c_.Warn(model::ActionName(a) + " of a volume not attached there answers " +
-                    model::OutcomeName(OutcomeOf(r)) + " [" + d->rule +
-                    "; a WARN: the controller asks only of volumes it believes attached]");
-            return std::nullopt;
-          }
-          return IsAttachedDivergence(std::move(*d));
-        }
-        if (r.ok() && e.check_attached) {
-          const bool attached = r.verdict.status && r.verdict.status->attached;
-          // The controller asks only of volumes it believes attached (§5.5):
-          // true for one the model has detached is recorded, and the walk goes on.
-          if (attached && !e.attached) {
-            c_.Warn(
-                "isattached answered attached:true for a volume the model has detached (the "
-                "controller never asks then)");
-            return std::nullopt;
-          }
-          if (attached != e.attached) {
-            return IsAttachedDivergence(
-                Divergence{0, e.rule, std::string("attached: ") + (e.attached ? "true" : "false"),
-                           std::string("attached: ") + (attached ? "true" : "false")});
-          }
-        }
-        return std::nullopt;
-      }
-      case Verb::kMountDevice: {
-        // kubelet's mount of an attached volume is one operation:
-        // waitforattach, then mountdevice with the device it gave (§7.1
-        // steps 7-9); a driver may find or make the device only there.
-        auto w = ops.CallWaitForAttach(n, spec_rw_, v.attach_device);
-        if (!w.ok() && !w.not_supported()) {
-          return Divergence{0,
-                            "F8 waitforattach-device: waitforattach of an attached volume succeeds",
-                            "waitforattach before mountdevice answers Success",
-                            std::string(model::OutcomeName(OutcomeOf(w))) + ": " + w.verdict.error};
-        }
-        if (w.ok() && w.verdict.status && !w.verdict.status->device.empty())
-          v.mount_device = w.verdict.status->device;
-        n.filesystem().MakeDirs(v.global_path, 0750);  // prepareForMount (§5.6)
-        auto r = ops.CallMountDevice(n, spec_rw_, v.global_path, v.mount_device);
-        if (auto d = OutcomeDiverges(a, e, r)) return d;
-        if (r.not_supported() && !n.filesystem().IsMountPoint(v.global_path)) {
-          KubeletDid(n, [&](sim::Step& s) {
-            ops.DefaultMountDevice(n, spec_rw_, v.mount_device, v.global_path, s);
-          });
-        }
-        return std::nullopt;
-      }
-      case Verb::kMount: {
-        const auto& dir = v.pod_dirs[static_cast<std::size_t>(a.pod)];
-        auto pod = v.pods[static_cast<std::size_t>(a.pod)];
-        const auto& spec = model::PodReadOnly(a.pod) ? spec_ro_ : spec_rw_;
-        n.filesystem().MakeDirs(dir, 0750);  // prepareForMount (§5.7)
-        auto r = ops.CallMount(n, spec, pod, dir);
-        // On any error kubelet removes the pod dir (§5.7), when it can.
-        if (!r.ok() && !r.not_supported() && !n.filesystem().IsMountPoint(dir)) {
-          sim::Step removal;
-          ops.RemoveDir(n, dir, removal);
-        }
-        if (auto d = OutcomeDiverges(a, e, r)) return d;
-        if (r.not_supported() && !n.filesystem().IsMountPoint(dir)) {
-          KubeletDid(n, [&](sim::Step& s) { ops.DefaultSetUp(n, spec, v.global_path, dir, s); });
-        }
-        return std::nullopt;
-      }
-      case Verb::kUnmount: {
-        const auto& dir = v.pod_dirs[static_cast<std::size_t>(a.pod)];
-        // kubelet calls unmount whenever the dir exists, mounted or not (§5.8).
-        n.filesystem().MakeDirs(dir, 0750);
-        auto r = ops.CallUnmount(n, driver, dir);
-        if (auto d = OutcomeDiverges(a, e, r)) return d;
-        if (r.not_supported()) KubeletDid(n, [&](sim::Step& s) { ops.DefaultUnmount(n, dir, s); });
-        return RemoveAfterSuccess(n, dir, e.rule);
-      }
-      case Verb::kUnmountDevice: {
-        n.filesystem().MakeDirs(v.global_path, 0750);
-        // kubelet skips the call where the path is no mount point (§5.9
-        // step 4): asked there anyway, the driver's answer is only recorded.
-        const bool kubelet_calls = n.filesystem().IsMountPoint(v.global_path);
-        auto r = ops.CallUnmountDevice(n, driver, v.global_path);
-        if (auto d = OutcomeDiverges(a, e, r)) {
-          if (kubelet_calls) return d;
-          c_.Warn(d->rule + ": " + d->actual +
-                  " on a path that is no mount point (a WARN: kubelet skips unmountdevice there)");
-        }
-        if (r.not_supported()) {
-          KubeletDid(n, [&](sim::Step& s) { ops.DefaultUnmount(n, v.global_path, s); });
-        }
-        return RemoveAfterSuccess(n, v.global_path, e.rule);
-      }
-      case Verb::kDetach: {
-        auto r = ops.CallDetach(n, component_, spec_rw_, n.name());
-        if (auto d = OutcomeDiverges(a, e, r)) return d;
-        if (r.ok()) {
-          // The loop device, as the harness sees it, must be gone with
-          // the attachment (one that outlives it is a host leak).
-          if (!v.loop_backing.empty() && !LoopReleased(v.attach_device, v.loop_backing)) {
-            return Divergence{0, "F12 detach-releases: detach releases the attachment",
-                              n.name() + ": " + v.attach_device + " released",
-                              v.attach_device + " still backed by " + v.loop_backing};
-          }
-          // A new attach may give another device; only a repeat must not.
-          v.attach_device.clear();
-          v.mount_device.clear();
-          v.loop_backing.clear();
-        }
-        return std::nullopt;
-      }
+      // A new attach may give another device; only a repeat must not.
+      v.attach_device.clear();
+      v.mount_device.clear();
+      v.loop_backing.clear();
     }
     return std::nullopt;
   }
