@@ -675,47 +675,73 @@ std::string RulesCell(const CaseResult& r) {
   for (const auto& rule : rules) cell += (cell.empty() ? "" : "; ") + rule;
   return cell;
 }
-}  // namespace
 
-std::string HtmlReport(const RunSummary& summary, const std::string& driver,
-                       const std::string& fixture) {
-  std::map<std::string, int> verdict_counts;
-  std::map<std::string, int> tag_counts;
-  for (const auto& r : summary.results) {
-    ++verdict_counts[GradeName(r.grade)];
-    for (const auto& t : r.tags) ++tag_counts[t];
+// How many cases have each verdict ("PASS", ...) and each tag.
+struct CaseCounts {
+  std::map<std::string, int> verdicts;
+  std::map<std::string, int> tags;
+
+  int Verdicts(const std::string& grade) const {
+    const auto it = verdicts.find(grade);
+    return it == verdicts.end() ? 0 : it->second;
   }
+};
+
+CaseCounts CountCases(const RunSummary& summary) {
+  CaseCounts counts;
+  for (const auto& r : summary.results) {
+    ++counts.verdicts[GradeName(r.grade)];
+    for (const auto& t : r.tags) ++counts.tags[t];
+  }
+  return counts;
+}
+
+// The page from its doctype to <body>: the title and the stylesheet.
+std::string Head(const std::string& driver) {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+         "<meta name=\"viewport\" content=\"width=device-width\"><title>flexconform: " +
+         HtmlText(driver, 200) + "</title><style>" + kStyle + "</style></head>\n<body>\n";
+}
+
+// The heading and what was run: the driver, the fixture, the times and a
+// badge per verdict.
+std::string RunParagraph(const RunSummary& summary, const std::string& driver,
+                         const std::string& fixture, const CaseCounts& counts) {
   std::string html =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-      "<meta name=\"viewport\" content=\"width=device-width\"><title>flexconform: " +
-      HtmlText(driver, 200) + "</title><style>" + kStyle + "</style></head>\n<body>\n";
-  html += "<h1>flexconform report</h1><p>Driver <code>" + HtmlText(driver) +
-          "</code>, fixture <code>" + HtmlText(fixture) +
-          "</code>: " + std::to_string(summary.results.size()) + " cases in " +
-          Seconds(summary.wall) + " (driver processes " + Seconds(summary.driver_time) + ")";
+      "<h1>flexconform report</h1><p>Driver <code>" + HtmlText(driver) + "</code>, fixture <code>" +
+      HtmlText(fixture) + "</code>: " + std::to_string(summary.results.size()) + " cases in " +
+      Seconds(summary.wall) + " (driver processes " + Seconds(summary.driver_time) + ")";
   for (const char* grade : {"PASS", "FAIL", "FLAKY", "WARN", "SKIP", "ERROR"})
     html += ", <span class=\"badge " + std::string(grade) + "\">" +
-            std::to_string(verdict_counts[grade]) + " " + grade + "</span>";
+            std::to_string(counts.Verdicts(grade)) + " " + grade + "</span>";
   if (summary.interrupted) html += " (interrupted)";
   html += ". Secrets are redacted. Hover an arrow for the call's argv and reply.</p>\n";
+  return html;
+}
 
-  html +=
+// The buttons and the checkboxes by verdict and by tag that kScript reads.
+std::string Filters(const CaseCounts& counts) {
+  std::string html =
       "<div id=\"filters\"><fieldset><legend>Show</legend><button type=\"button\" "
       "data-show=\"failures\">Failures only</button> <button type=\"button\" "
       "data-show=\"all\">All</button></fieldset><fieldset><legend>Verdict</legend>";
   for (const char* grade : {"FAIL", "FLAKY", "ERROR", "WARN", "PASS", "SKIP"}) {
     html += "<label><input type=\"checkbox\" data-kind=\"verdict\" value=\"" + std::string(grade) +
-            "\" checked> " + grade + " (" + std::to_string(verdict_counts[grade]) + ")</label>";
+            "\" checked> " + grade + " (" + std::to_string(counts.Verdicts(grade)) + ")</label>";
   }
   html += "</fieldset><fieldset><legend>Tag</legend>";
-  for (const auto& [tag, count] : tag_counts) {
+  for (const auto& [tag, count] : counts.tags) {
     html += "<label><input type=\"checkbox\" data-kind=\"tag\" value=\"" + HtmlText(tag) +
             "\" checked> " + HtmlText(tag) + " (" + std::to_string(count) + ")</label>";
   }
   html += "</fieldset></div>\n";
+  return html;
+}
 
-  // Failures first, then warnings, then the rest, each in run order; a
-  // case keeps its run index as its anchor.
+// The run indexes of the cases in the order the page shows them: failures
+// first, then warnings, then the rest, each in run order. A case keeps its
+// run index as its anchor.
+std::vector<std::size_t> DisplayOrder(const RunSummary& summary) {
   std::vector<std::size_t> order(summary.results.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   const auto rank = [&summary](std::size_t i) {
@@ -724,8 +750,12 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
   };
   std::stable_sort(order.begin(), order.end(),
                    [&rank](std::size_t a, std::size_t b) { return rank(a) < rank(b); });
+  return order;
+}
 
-  html +=
+// One row per case, linking to its section.
+std::string SummaryTable(const RunSummary& summary, const std::vector<std::size_t>& order) {
+  std::string html =
       "<table id=\"summary\"><thead><tr><th>Case</th><th>Tags</th><th>Verdict</th>"
       "<th>Duration</th><th>Rule</th><th>Reason</th></tr></thead><tbody>\n";
   for (const std::size_t i : order) {
@@ -739,78 +769,112 @@ std::string HtmlReport(const RunSummary& summary, const std::string& driver,
             "</td><td class=\"reason\">" + HtmlText(r.reason, 1000) + "</td></tr>\n";
   }
   html += "</tbody></table>\n";
+  return html;
+}
 
-  const bool backend_lifelines = fixture == "convoy-fake";
-  for (const std::size_t i : order) {
-    const CaseResult& r = summary.results[i];
-    const std::string grade = GradeName(r.grade);
-    html += "<section class=\"case " + grade + "\" id=\"case-" + std::to_string(i) +
-            "\" data-verdict=\"" + grade + "\" data-tags=\"" + HtmlText(Tags(r.tags)) + "\"><h2>" +
-            HtmlText(r.name) + " <span class=\"badge " + grade + "\">" + grade +
-            "</span></h2><p>Tags: " + HtmlText(Tags(r.tags)) + "; " + Seconds(r.duration) +
-            " (driver " + Seconds(r.driver_time) + ")</p>";
-    if (Failed(r.grade)) {
-      html += "<div class=\"failure\">";
-      if (r.findings.size() > 1)
-        html += "<p><b>" + std::to_string(r.findings.size()) + " findings</b></p>";
-      for (const auto& f : r.findings) {
-        html += std::string("<p><b>") +
-                (f.grade == Grade::kError ? "Harness error:" : "Rule broken:") + "</b> " +
-                HtmlText(f.rule) + "</p><p><b>Why:</b> " + HtmlText(f.why, 8192) + "</p>" +
-                FixParagraph(f.rule);
-      }
-      if (r.findings.empty())
-        html += "<p><b>Rule broken:</b> " + HtmlText(r.rule) + "</p><p><b>Why:</b> " +
-                HtmlText(r.reason, 8192) + "</p>" + FixParagraph(r.rule);
-      if (const auto index = FailingCall(r)) {
-        const Json& failing = r.transcript[*index];
-        const std::string options = DecisiveOptions(failing);
-        html += "<p><b>Failing call</b> (call " + std::to_string(CallNumber(r, *index)) + ", " +
-                HtmlText(CallerLifeline(failing)) + "): <code>" + HtmlText(Argv(failing)) +
-                "</code></p>" +
-                (options.empty() ? "" : "<p><b>Options:</b> " + HtmlText(options) + "</p>") +
-                "<p>" + HtmlText(ExitText(failing)) + ", " + HtmlText(ReplyLabel(failing), 2048) +
-                "</p><pre>" + HtmlText(Output(failing), 16384) + "</pre>";
-      }
-      for (const auto& e : r.transcript) {
-        if (!IsCheck(e)) continue;
-        html += "<p><b>Failed check</b> on " + HtmlText(Str(CheckDetails(e), "node")) + ": " +
-                HtmlText(Str(CheckDetails(e), "check")) + " <code>" +
-                HtmlText(Str(CheckDetails(e), "path"), 1024) +
-                "</code>: " + HtmlText(Str(CheckDetails(e), "outcome"), 2048) + "</p>";
-      }
-      html += "</div>";
-    } else if (r.grade == Grade::kWarn) {
-      html += "<div class=\"warning\"><p><b>" + HtmlText(r.rule) + "</b></p><p>" +
-              HtmlText(r.reason, 8192) + "</p></div>";
-    } else if (r.grade == Grade::kSkip) {
-      html += "<p>Skipped: " + HtmlText(r.reason, 2048) + "</p>";
-    }
-    SequenceDiagram diagram(r, backend_lifelines, i);
-    if (!diagram.empty()) {
-      html += diagram.Svg();
-      const auto failing = Failed(r.grade) ? FailingCall(r) : std::nullopt;
-      std::size_t calls = 0;
-      std::string items;
-      for (std::size_t k = 0; k < r.transcript.size(); ++k) {
-        const Json& e = r.transcript[k];
-        if (Str(e, "type") != "call") {
-          items +=
-              "<li>event " +
-              HtmlText(e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 2048) +
-              "</li>";
-          continue;
-        }
-        ++calls;
-        items += std::string("<li") + (failing == k ? " class=\"failing\"" : "") + "><pre>call " +
-                 std::to_string(calls) + ": " + HtmlText(CallDetails(e), 16384) + "</pre></li>";
-      }
-      html += "<details><summary>" + std::to_string(calls) +
-              " calls: argv, exit, output, verdict, mounts</summary><ol>" + items +
-              "</ol></details>";
-    }
-    html += "</section>\n";
+// Each finding's rule, why and fix; the case's rule and reason when it has
+// no findings.
+std::string FindingParagraphs(const CaseResult& r) {
+  std::string html;
+  if (r.findings.size() > 1)
+    html += "<p><b>" + std::to_string(r.findings.size()) + " findings</b></p>";
+  for (const auto& f : r.findings) {
+    html += std::string("<p><b>") + (f.grade == Grade::kError ? "Harness error:" : "Rule broken:") +
+            "</b> " + HtmlText(f.rule) + "</p><p><b>Why:</b> " + HtmlText(f.why, 8192) + "</p>" +
+            FixParagraph(f.rule);
   }
+  if (r.findings.empty())
+    html += "<p><b>Rule broken:</b> " + HtmlText(r.rule) + "</p><p><b>Why:</b> " +
+            HtmlText(r.reason, 8192) + "</p>" + FixParagraph(r.rule);
+  return html;
+}
+
+// The call at transcript index `index`: its argv, options, exit, reply and output.
+std::string FailingCallParagraphs(const CaseResult& r, std::size_t index) {
+  const Json& failing = r.transcript[index];
+  const std::string options = DecisiveOptions(failing);
+  return "<p><b>Failing call</b> (call " + std::to_string(CallNumber(r, index)) + ", " +
+         HtmlText(CallerLifeline(failing)) + "): <code>" + HtmlText(Argv(failing)) + "</code></p>" +
+         (options.empty() ? "" : "<p><b>Options:</b> " + HtmlText(options) + "</p>") + "<p>" +
+         HtmlText(ExitText(failing)) + ", " + HtmlText(ReplyLabel(failing), 2048) + "</p><pre>" +
+         HtmlText(Output(failing), 16384) + "</pre>";
+}
+
+// One paragraph per failed harness check in the transcript.
+std::string FailedCheckParagraphs(const CaseResult& r) {
+  std::string html;
+  for (const auto& e : r.transcript) {
+    if (!IsCheck(e)) continue;
+    html += "<p><b>Failed check</b> on " + HtmlText(Str(CheckDetails(e), "node")) + ": " +
+            HtmlText(Str(CheckDetails(e), "check")) + " <code>" +
+            HtmlText(Str(CheckDetails(e), "path"), 1024) +
+            "</code>: " + HtmlText(Str(CheckDetails(e), "outcome"), 2048) + "</p>";
+  }
+  return html;
+}
+
+// What a FAIL, FLAKY or ERROR case broke, the call that broke it and its
+// failed checks.
+std::string FailureBox(const CaseResult& r) {
+  std::string html = "<div class=\"failure\">" + FindingParagraphs(r);
+  if (const auto index = FailingCall(r)) html += FailingCallParagraphs(r, *index);
+  html += FailedCheckParagraphs(r) + "</div>";
+  return html;
+}
+
+// Under the diagram, expandable: every call in full, and the other events.
+std::string CallList(const CaseResult& r) {
+  const auto failing = Failed(r.grade) ? FailingCall(r) : std::nullopt;
+  std::size_t calls = 0;
+  std::string items;
+  for (std::size_t k = 0; k < r.transcript.size(); ++k) {
+    const Json& e = r.transcript[k];
+    if (Str(e, "type") != "call") {
+      items += "<li>event " +
+               HtmlText(e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 2048) +
+               "</li>";
+      continue;
+    }
+    ++calls;
+    items += std::string("<li") + (failing == k ? " class=\"failing\"" : "") + "><pre>call " +
+             std::to_string(calls) + ": " + HtmlText(CallDetails(e), 16384) + "</pre></li>";
+  }
+  return "<details><summary>" + std::to_string(calls) +
+         " calls: argv, exit, output, verdict, mounts</summary><ol>" + items + "</ol></details>";
+}
+
+// The section of the case with run index `index`: its heading, what its
+// verdict is about, and its calls as a diagram and a list.
+std::string CaseSection(const CaseResult& r, std::size_t index, bool backend_lifelines) {
+  const std::string grade = GradeName(r.grade);
+  std::string html = "<section class=\"case " + grade + "\" id=\"case-" + std::to_string(index) +
+                     "\" data-verdict=\"" + grade + "\" data-tags=\"" + HtmlText(Tags(r.tags)) +
+                     "\"><h2>" + HtmlText(r.name) + " <span class=\"badge " + grade + "\">" +
+                     grade + "</span></h2><p>Tags: " + HtmlText(Tags(r.tags)) + "; " +
+                     Seconds(r.duration) + " (driver " + Seconds(r.driver_time) + ")</p>";
+  if (Failed(r.grade)) {
+    html += FailureBox(r);
+  } else if (r.grade == Grade::kWarn) {
+    html += "<div class=\"warning\"><p><b>" + HtmlText(r.rule) + "</b></p><p>" +
+            HtmlText(r.reason, 8192) + "</p></div>";
+  } else if (r.grade == Grade::kSkip) {
+    html += "<p>Skipped: " + HtmlText(r.reason, 2048) + "</p>";
+  }
+  if (const SequenceDiagram diagram(r, backend_lifelines, index); !diagram.empty())
+    html += diagram.Svg() + CallList(r);
+  html += "</section>\n";
+  return html;
+}
+}  // namespace
+
+std::string HtmlReport(const RunSummary& summary, const std::string& driver,
+                       const std::string& fixture) {
+  const CaseCounts counts = CountCases(summary);
+  const std::vector<std::size_t> order = DisplayOrder(summary);
+  std::string html = Head(driver) + RunParagraph(summary, driver, fixture, counts) +
+                     Filters(counts) + SummaryTable(summary, order);
+  const bool backend_lifelines = fixture == "convoy-fake";
+  for (const std::size_t i : order) html += CaseSection(summary.results[i], i, backend_lifelines);
   html += "<script>" + std::string(kScript) + "</script>\n</body></html>\n";
   return html;
 }

@@ -217,15 +217,22 @@ RunInfo DescribeRun(const std::string& driver, const std::string& driver_name) {
   return info;
 }
 
-std::string JunitXml(const RunSummary& s, const RunInfo& info) {
+namespace {
+
+// The case's verdict against the baseline; none without a baseline, or when
+// the baseline has no verdict on it.
+std::optional<BaselineVerdict> BaselineVerdictOf(const CaseResult& r, const RunInfo& info) {
+  if (!info.baseline) return std::nullopt;
+  auto it = info.baseline->verdicts.find(r.name);
+  if (it == info.baseline->verdicts.end()) return std::nullopt;
+  return it->second;
+}
+
+// The <testsuite> start tag: how many cases, failures, errors and skips,
+// the run's time, when and where it ran.
+std::string TestsuiteStartTag(const RunSummary& s, const RunInfo& info) {
   auto counts = Counts(s);
   // With a baseline only a new failure is a JUnit failure: the count is the gate's.
-  auto baseline_verdict = [&info](const CaseResult& r) -> std::optional<BaselineVerdict> {
-    if (!info.baseline) return std::nullopt;
-    auto it = info.baseline->verdicts.find(r.name);
-    if (it == info.baseline->verdicts.end()) return std::nullopt;
-    return it->second;
-  };
   int failures = counts[Grade::kFail];
   if (info.baseline) {
     failures = 0;
@@ -233,13 +240,16 @@ std::string JunitXml(const RunSummary& s, const RunInfo& info) {
       failures += verdict == BaselineVerdict::kNew;
   }
   const std::string suite_name = "flexconform: " + info.driver_name;
-  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
-  xml += "  <testsuite name=\"" + XmlEscape(suite_name) + "\" tests=\"" +
+  return "  <testsuite name=\"" + XmlEscape(suite_name) + "\" tests=\"" +
          std::to_string(s.results.size()) + "\" failures=\"" + std::to_string(failures) +
          "\" errors=\"" + std::to_string(counts[Grade::kError]) + "\" skipped=\"" +
          std::to_string(counts[Grade::kSkip]) + "\" time=\"" + Seconds(s.wall) + "\" timestamp=\"" +
          XmlEscape(info.started) + "\" hostname=\"" + XmlEscape(info.hostname) + "\">\n";
-  xml += "    <properties>\n";
+}
+
+// The suite's <properties>: the run's, and the baseline's totals.
+std::string SuiteProperties(const RunInfo& info) {
+  std::string xml = "    <properties>\n";
   auto properties = Properties(info);
   if (info.baseline) {
     properties.push_back({"baseline", info.baseline->file});
@@ -252,62 +262,81 @@ std::string JunitXml(const RunSummary& s, const RunInfo& info) {
     xml +=
         "      <property name=\"" + XmlEscape(name) + "\" value=\"" + XmlEscape(value) + "\"/>\n";
   xml += "    </properties>\n";
-  for (const auto& r : s.results) {
-    const auto slash = r.name.find('/');
-    const std::string classname = "flexconform." + r.name.substr(0, slash);
-    xml += "    <testcase classname=\"" + XmlEscape(classname) + "\" name=\"" + XmlEscape(r.name) +
-           "\" time=\"" + Seconds(r.duration) + "\"";
-    const auto against = baseline_verdict(r);
-    if (r.grade == Grade::kPass && !against) {
-      xml += "/>\n";
-      continue;
-    }
-    xml += ">\n";
-    // JUnit has no warning, flake or baseline: properties and the text, which every
-    // reporter shows.
-    std::vector<std::pair<std::string, std::string>> case_properties;
-    if (r.grade == Grade::kWarn || r.grade == Grade::kFlaky ||
-        against == BaselineVerdict::kStillFailing)
-      case_properties.push_back({"verdict", GradeName(r.grade)});
-    if (against) case_properties.push_back({"baseline", BaselineVerdictName(*against)});
-    if (!case_properties.empty()) {
-      xml += "      <properties>";
-      for (const auto& [name, value] : case_properties)
-        xml += "<property name=\"" + XmlEscape(name) + "\" value=\"" + XmlEscape(value) + "\"/>";
-      xml += "</properties>\n";
-    }
-    if (r.grade == Grade::kSkip)
-      xml += "      <skipped message=\"" + XmlEscape(r.reason) + "\"/>\n";
-    const bool failing = r.grade == Grade::kError ||
-                         (info.baseline ? against == BaselineVerdict::kNew
-                                        : r.grade == Grade::kFail ||
-                                              (r.grade == Grade::kFlaky && !info.flaky_allowed));
-    if (r.grade == Grade::kFlaky && info.flaky_allowed)
-      xml += "      <system-out>FLAKY (allowed): " + XmlEscape(r.reason) + "</system-out>\n";
-    if (against == BaselineVerdict::kStillFailing)
-      xml += "      <system-out>" + std::string(GradeName(r.grade)) +
-             ", still failing: every rule it breaks is broken in the baseline " +
-             XmlEscape(info.baseline->file + "\n" + FindingsText(r) + FormatCalls(r.transcript)) +
-             "</system-out>\n";
-    if (against == BaselineVerdict::kFixed)
-      xml += "      <system-out>fixed: it failed in the baseline " +
-             XmlEscape(info.baseline->file) + "</system-out>\n";
-    if (failing) {
-      // One element per testcase is what reporters read: every rule in its message.
-      std::string message;
-      for (const auto& f : FindingsOf(r))
-        message += (message.empty() ? "" : " | ") + f.rule + ": " + f.why;
-      if (against == BaselineVerdict::kNew) message = "new against the baseline: " + message;
-      const char* element = r.grade == Grade::kError ? "error" : "failure";
-      const std::string type = r.grade == Grade::kFlaky ? "FLAKY: " + r.rule : r.rule;
-      xml += std::string("      <") + element + " message=\"" + XmlEscape(message) + "\" type=\"" +
-             XmlEscape(type) + "\">" + XmlEscape(FindingsText(r) + FormatCalls(r.transcript)) +
-             "</" + element + ">\n";
-    }
-    if (r.grade == Grade::kWarn)
-      xml += "      <system-out>WARN: " + XmlEscape(r.reason) + "</system-out>\n";
-    xml += "    </testcase>\n";
-  }
+  return xml;
+}
+
+// A testcase's <properties>: its verdict when JUnit has no element for it
+// (a warning, a flake, a failure the baseline has too) and its baseline
+// verdict; "" when it has neither.
+std::string CaseProperties(const CaseResult& r, std::optional<BaselineVerdict> against) {
+  std::vector<std::pair<std::string, std::string>> properties;
+  if (r.grade == Grade::kWarn || r.grade == Grade::kFlaky ||
+      against == BaselineVerdict::kStillFailing)
+    properties.push_back({"verdict", GradeName(r.grade)});
+  if (against) properties.push_back({"baseline", BaselineVerdictName(*against)});
+  if (properties.empty()) return "";
+  std::string xml = "      <properties>";
+  for (const auto& [name, value] : properties)
+    xml += "<property name=\"" + XmlEscape(name) + "\" value=\"" + XmlEscape(value) + "\"/>";
+  xml += "</properties>\n";
+  return xml;
+}
+
+// The <failure> (or <error>, for a harness error) of a failing testcase.
+std::string FailureElement(const CaseResult& r, std::optional<BaselineVerdict> against) {
+  // One element per testcase is what reporters read: every rule in its message.
+  std::string message;
+  for (const auto& f : FindingsOf(r))
+    message += (message.empty() ? "" : " | ") + f.rule + ": " + f.why;
+  if (against == BaselineVerdict::kNew) message = "new against the baseline: " + message;
+  const char* element = r.grade == Grade::kError ? "error" : "failure";
+  const std::string type = r.grade == Grade::kFlaky ? "FLAKY: " + r.rule : r.rule;
+  return std::string("      <") + element + " message=\"" + XmlEscape(message) + "\" type=\"" +
+         XmlEscape(type) + "\">" + XmlEscape(FindingsText(r) + FormatCalls(r.transcript)) + "</" +
+         element + ">\n";
+}
+
+// One <testcase>: self-closing for a pass the baseline says nothing about.
+std::string Testcase(const CaseResult& r, const RunInfo& info) {
+  const auto slash = r.name.find('/');
+  const std::string classname = "flexconform." + r.name.substr(0, slash);
+  std::string xml = "    <testcase classname=\"" + XmlEscape(classname) + "\" name=\"" +
+                    XmlEscape(r.name) + "\" time=\"" + Seconds(r.duration) + "\"";
+  const auto against = BaselineVerdictOf(r, info);
+  if (r.grade == Grade::kPass && !against) return xml + "/>\n";
+  xml += ">\n";
+  // JUnit has no warning, flake or baseline: properties and the text, which every
+  // reporter shows.
+  xml += CaseProperties(r, against);
+  if (r.grade == Grade::kSkip) xml += "      <skipped message=\"" + XmlEscape(r.reason) + "\"/>\n";
+  // With a baseline only a new failure is a JUnit failure.
+  const bool failing = r.grade == Grade::kError ||
+                       (info.baseline ? against == BaselineVerdict::kNew
+                                      : r.grade == Grade::kFail ||
+                                            (r.grade == Grade::kFlaky && !info.flaky_allowed));
+  if (r.grade == Grade::kFlaky && info.flaky_allowed)
+    xml += "      <system-out>FLAKY (allowed): " + XmlEscape(r.reason) + "</system-out>\n";
+  if (against == BaselineVerdict::kStillFailing)
+    xml += "      <system-out>" + std::string(GradeName(r.grade)) +
+           ", still failing: every rule it breaks is broken in the baseline " +
+           XmlEscape(info.baseline->file + "\n" + FindingsText(r) + FormatCalls(r.transcript)) +
+           "</system-out>\n";
+  if (against == BaselineVerdict::kFixed)
+    xml += "      <system-out>fixed: it failed in the baseline " + XmlEscape(info.baseline->file) +
+           "</system-out>\n";
+  if (failing) xml += FailureElement(r, against);
+  if (r.grade == Grade::kWarn)
+    xml += "      <system-out>WARN: " + XmlEscape(r.reason) + "</system-out>\n";
+  xml += "    </testcase>\n";
+  return xml;
+}
+
+}  // namespace
+
+std::string JunitXml(const RunSummary& s, const RunInfo& info) {
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n" +
+                    TestsuiteStartTag(s, info) + SuiteProperties(info);
+  for (const auto& r : s.results) xml += Testcase(r, info);
   if (!s.notes.empty()) {
     std::string notes;
     for (const auto& note : s.notes) notes += "note: " + note + "\n";
