@@ -181,44 +181,52 @@ bool SamePipe(int a, int b) {
          sa.st_ino == sb.st_ino;
 }
 
-}  // namespace
+// The real driver beside the shim, and the log its `.<name>.record` names.
+struct ShimFiles {
+  std::string real, log;
+};
 
-int main(int argc, char** argv) {
-  const auto start = std::chrono::steady_clock::now();
-  const std::string self = argv[0];
+ShimFiles FilesBeside(const std::string& self) {
   const std::string dir = Dirname(self), name = Basename(self);
-  const std::string real = dir + "/." + name + ".real";
-  std::string log_path = ReadSmallFile(dir + "/." + name + ".record");
-  if (log_path.empty()) log_path = "/var/log/flexsim-record/" + Basename(dir) + ".jsonl";
+  ShimFiles files{dir + "/." + name + ".real", ReadSmallFile(dir + "/." + name + ".record")};
+  if (files.log.empty()) files.log = "/var/log/flexsim-record/" + Basename(dir) + ".jsonl";
+  return files;
+}
 
-  // kubelet's CombinedOutput hands the driver one pipe as fd 1 and fd 2;
-  // the driver gets one pipe too, so it interleaves exactly as it would.
-  // Two distinct outputs (a shell) keep two pipes.
-  const bool combined = SamePipe(STDOUT_FILENO, STDERR_FILENO);
-  int out_pipe[2], err_pipe[2] = {-1, -1};
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
-    ::execv(real.c_str(), argv);  // cannot capture: still run the call unchanged
-    _exit(127);
-  }
-  if (!combined && ::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    err_pipe[0] = err_pipe[1] = -1;
-  }
+// The signals kubelet (or an operator) sends the driver stay blocked here
+// and are read from a signalfd in the copy loop, then forwarded: none is
+// lost, whether it arrives before the driver exists or while it runs, and
+// no handler runs at an awkward moment (a sanitizer defers handlers until
+// its next interceptor, which a select() may never reach).
+struct ForwardedSignals {
+  sigset_t previous;  // the mask before, which the driver runs with
+  int fd;
+};
 
-  // The signals kubelet (or an operator) sends the driver stay blocked here
-  // and are read from a signalfd in the copy loop, then forwarded: none is
-  // lost, whether it arrives before the driver exists or while it runs, and
-  // no handler runs at an awkward moment (a sanitizer defers handlers until
-  // its next interceptor, which a select() may never reach).
-  sigset_t forwarded, previous;
+ForwardedSignals BlockForwardedSignals() {
+  sigset_t forwarded;
+  ForwardedSignals signals{};
   sigemptyset(&forwarded);
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&forwarded, sig);
-  ::sigprocmask(SIG_BLOCK, &forwarded, &previous);
-  const int signal_fd = ::signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK);
+  ::sigprocmask(SIG_BLOCK, &forwarded, &signals.previous);
+  signals.fd = ::signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK);
+  return signals;
+}
 
+void ForwardPendingSignals(int signal_fd, pid_t child) {
+  signalfd_siginfo info{};
+  while (signal_fd >= 0 && ::read(signal_fd, &info, sizeof info) == sizeof info)
+    ::kill(child, static_cast<int>(info.ssi_signo));
+}
+
+// Forks the driver onto the pipes (err_fd -1: both outputs on out_fd).
+// When it cannot fork, the shim becomes the driver, unrecorded.
+pid_t StartDriver(const std::string& real, char** argv, int out_fd, int err_fd,
+                  const sigset_t& previous) {
   const pid_t child = ::fork();
   if (child == 0) {
-    ::dup2(out_pipe[1], STDOUT_FILENO);
-    ::dup2(err_pipe[1] >= 0 ? err_pipe[1] : out_pipe[1], STDERR_FILENO);
+    ::dup2(out_fd, STDOUT_FILENO);
+    ::dup2(err_fd >= 0 ? err_fd : out_fd, STDERR_FILENO);
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
     ::execv(real.c_str(), argv);  // argv[0] stays kubelet's path
     _exit(127);
@@ -228,19 +236,20 @@ int main(int argc, char** argv) {
     ::execv(real.c_str(), argv);
     _exit(127);
   }
-  if (signal_fd < 0) ::sigprocmask(SIG_SETMASK, &previous, nullptr);  // nothing to read them with
-  auto forward_pending = [signal_fd, child] {
-    signalfd_siginfo info{};
-    while (signal_fd >= 0 && ::read(signal_fd, &info, sizeof info) == sizeof info)
-      ::kill(child, static_cast<int>(info.ssi_signo));
-  };
-  ::close(out_pipe[1]);
-  if (err_pipe[1] >= 0) ::close(err_pipe[1]);
+  return child;
+}
 
-  // Copy both pipes to our own fds as bytes arrive, keeping their order.
-  std::string output;
+// What the driver wrote: all its bytes, and which stream each read was from
+// (only kept when it had two).
+struct DriverOutput {
+  std::string bytes;
   nlohmann::json chunks = nlohmann::json::array();
-  int open_fds[2] = {out_pipe[0], err_pipe[0]};
+};
+
+// Copies both pipes to our own fds as bytes arrive, keeping their order.
+DriverOutput CopyOutput(int out_fd, int err_fd, int signal_fd, pid_t child, bool combined) {
+  DriverOutput output;
+  int open_fds[2] = {out_fd, err_fd};
   while (open_fds[0] >= 0 || open_fds[1] >= 0) {
     fd_set set;
     FD_ZERO(&set);
@@ -255,7 +264,7 @@ int main(int argc, char** argv) {
       if (errno == EINTR) continue;
       break;
     }
-    if (signal_fd >= 0 && FD_ISSET(signal_fd, &set)) forward_pending();
+    if (signal_fd >= 0 && FD_ISSET(signal_fd, &set)) ForwardPendingSignals(signal_fd, child);
     for (int i = 0; i < 2; ++i) {
       if (open_fds[i] < 0 || !FD_ISSET(open_fds[i], &set)) continue;
       char buf[65536];
@@ -267,11 +276,16 @@ int main(int argc, char** argv) {
         continue;
       }
       WriteAll(i == 0 ? STDOUT_FILENO : STDERR_FILENO, buf, static_cast<std::size_t>(n));
-      output.append(buf, static_cast<std::size_t>(n));
-      if (!combined) chunks.push_back({{"stream", i == 0 ? "stdout" : "stderr"}, {"bytes", n}});
+      output.bytes.append(buf, static_cast<std::size_t>(n));
+      if (!combined)
+        output.chunks.push_back({{"stream", i == 0 ? "stdout" : "stderr"}, {"bytes", n}});
     }
   }
-  // The driver closed its output but may still run: keep forwarding.
+  return output;
+}
+
+// The driver closed its output but may still run: keep forwarding.
+int WaitForDriver(pid_t child, int signal_fd) {
   int status = 0;
   while (true) {
     const pid_t done = ::waitpid(child, &status, signal_fd >= 0 ? WNOHANG : 0);
@@ -281,15 +295,15 @@ int main(int argc, char** argv) {
       FD_ZERO(&set);
       FD_SET(signal_fd, &set);
       timeval tick{0, 20000};
-      if (::select(signal_fd + 1, &set, nullptr, nullptr, &tick) > 0) forward_pending();
+      if (::select(signal_fd + 1, &set, nullptr, nullptr, &tick) > 0)
+        ForwardPendingSignals(signal_fd, child);
     }
   }
-  // The forwarded signals stay blocked to the end: one arriving now, for a
-  // driver already gone, must not kill the shim before the call is logged.
-  if (signal_fd >= 0) ::close(signal_fd);
-  const auto took = std::chrono::steady_clock::now() - start;
+  return status;
+}
 
-  std::vector<std::string> args(argv + 1, argv + argc);
+nlohmann::json CallRecord(const std::vector<std::string>& args, const DriverOutput& output,
+                          int status, std::chrono::steady_clock::duration took, bool combined) {
   const Secrets secrets = FindSecrets(args);
   nlohmann::json logged_args = nlohmann::json::array();
   nlohmann::json options = nullptr;
@@ -311,13 +325,17 @@ int main(int argc, char** argv) {
       {"exit",
        {{"code", WIFEXITED(status) ? WEXITSTATUS(status) : -1},
         {"signal", WIFSIGNALED(status) ? WTERMSIG(status) : 0}}},
-      {"output", secrets.Apply(output)},
+      {"output", secrets.Apply(output.bytes)},
       {"combined", combined}};
-  if (!combined) record["chunks"] = chunks;
+  if (!combined) record["chunks"] = output.chunks;
   if (secrets.too_short > 0) record["secretsTooShortToRedactInOutput"] = secrets.too_short;
-  AppendRecord(log_path, record);
+  return record;
+}
 
-  if (WIFSIGNALED(status)) {  // die the same way, so the caller sees the same status
+// Ends as the driver did: killed by the same signal, so the caller sees the
+// same status, or with its exit code.
+int ExitLikeDriver(int status) {
+  if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
@@ -329,4 +347,42 @@ int main(int argc, char** argv) {
     ::raise(sig);
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto start = std::chrono::steady_clock::now();
+  const ShimFiles files = FilesBeside(argv[0]);
+
+  // kubelet's CombinedOutput hands the driver one pipe as fd 1 and fd 2;
+  // the driver gets one pipe too, so it interleaves exactly as it would.
+  // Two distinct outputs (a shell) keep two pipes.
+  const bool combined = SamePipe(STDOUT_FILENO, STDERR_FILENO);
+  int out_pipe[2], err_pipe[2] = {-1, -1};
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
+    ::execv(files.real.c_str(), argv);  // cannot capture: still run the call unchanged
+    _exit(127);
+  }
+  if (!combined && ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    err_pipe[0] = err_pipe[1] = -1;
+  }
+
+  const ForwardedSignals signals = BlockForwardedSignals();
+  const pid_t child = StartDriver(files.real, argv, out_pipe[1], err_pipe[1], signals.previous);
+  if (signals.fd < 0)
+    ::sigprocmask(SIG_SETMASK, &signals.previous, nullptr);  // nothing to read them with
+  ::close(out_pipe[1]);
+  if (err_pipe[1] >= 0) ::close(err_pipe[1]);
+
+  const DriverOutput output = CopyOutput(out_pipe[0], err_pipe[0], signals.fd, child, combined);
+  const int status = WaitForDriver(child, signals.fd);
+  // The forwarded signals stay blocked to the end: one arriving now, for a
+  // driver already gone, must not kill the shim before the call is logged.
+  if (signals.fd >= 0) ::close(signals.fd);
+  const auto took = std::chrono::steady_clock::now() - start;
+
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  AppendRecord(files.log, CallRecord(args, output, status, took, combined));
+  return ExitLikeDriver(status);
 }
