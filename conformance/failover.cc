@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 namespace flexkit::conform::failover {
 namespace {
@@ -308,6 +309,9 @@ void Failover::Witness(const Owners& owners, const std::string& when) {
   if (!caller) return;
   std::vector<std::string> attached;
   std::vector<std::string> unknown;
+  // The call that said so, per node: a finding names it, not the call
+  // after it (which may have rightly said false).
+  std::map<std::string, std::size_t> said_attached;
   for (sim::Node* n : {&a_, &b_}) {
     // With kubelet-managed attach nothing runs isattached (§7.3): its
     // answer still witnesses the backend, its reply's shape is only a WARN.
@@ -319,7 +323,10 @@ void Failover::Witness(const Owners& owners, const std::string& when) {
       unknown.push_back(n->name());
       continue;
     }
-    if (r.verdict.status->attached) attached.push_back(n->name());
+    if (r.verdict.status->attached) {
+      attached.push_back(n->name());
+      said_attached[n->name()] = c_.transcript().Calls().size() - 1;
+    }
   }
   auto list = [](const std::vector<std::string>& names) {
     std::string out;
@@ -333,14 +340,17 @@ void Failover::Witness(const Owners& owners, const std::string& when) {
     return;
   }
   if (attached.size() > 1 && !c_.profile().read_write_many) {
-    c_.Fail(kF14, when + ": isattached says " + spec_.name + " is attached to " + list(attached) +
-                      " at once (a volume is attached to one node at a time)");
+    c_.Fail(kF14,
+            when + ": isattached says " + spec_.name + " is attached to " + list(attached) +
+                " at once (a volume is attached to one node at a time)",
+            said_attached.at(attached.back()));
   }
   const std::string should = "; it should be attached to " +
                              (owners.empty() ? std::string("no node") : Names(owners)) + " only";
   for (const std::string& name : attached) {
     if (!Among(owners, name))
-      c_.Fail(kF14, when + ": isattached says " + spec_.name + " is attached to " + name + should);
+      c_.Fail(kF14, when + ": isattached says " + spec_.name + " is attached to " + name + should,
+              said_attached.at(name));
   }
   // Not attached anywhere: wrong when some owner was asked and none said
   // so, unless an owner's answer is unknown.

@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -148,6 +149,36 @@ TEST(AnyDriverLeaks, ALeakingMutantLeavesTheHostAsItFoundIt) {
   }
   EXPECT_EQ(HostUnder(cloud.path()) + HostUnder(dir.path()), before_here);
   EXPECT_EQ(before_here, "");
+}
+
+// isattached answers attached for both nodes (and false for a volume never
+// attached, so it witnesses): the F14 finding names the call that said
+// attached, not the witness probe made after it, which rightly said false.
+TEST(AnyDriverBlame, AnF14FindingNamesTheIsAttachedCallThatSaidAttached) {
+  FLEXKIT_REQUIRE_ROOT();
+  TempDir dir("flexconform-blame-call");
+  auto run = Flexconform(dir, {"--driver", Driver("shared-dir-attach", "isattached-any-node"),
+                               "--focus", "^failover/crash-reschedule-controller-rwo-pv "});
+  ASSERT_EQ(run.process.exit_code, 1) << run.process.out << run.process.err;
+  std::ifstream in(dir.Join("r.json"));
+  const auto report = nlohmann::json::parse(in);
+  ASSERT_EQ(report["cases"].size(), 1u);
+  const auto& c = report["cases"][0];
+  std::vector<nlohmann::json> calls;
+  for (const auto& entry : c["transcript"]) {
+    if (entry["type"] == "call") calls.push_back(entry);
+  }
+  int judged = 0;
+  for (const auto& f : c["findings"]) {
+    const std::string why = f["why"];
+    if (why.find("isattached says") == std::string::npos) continue;
+    ASSERT_TRUE(f.contains("call")) << why;
+    const auto& call = calls.at(f["call"].get<std::size_t>());
+    EXPECT_EQ(call["verb"], "isattached") << why;
+    EXPECT_EQ(call["verdict"]["attached"], true) << why << "\n" << call.dump();
+    ++judged;
+  }
+  EXPECT_GT(judged, 0) << c["reason"];
 }
 
 // A command fixture whose crash hook fails: the case that runs it FAILs
