@@ -182,7 +182,11 @@ class SequenceRun {
     if (e.allowed.count(got)) return std::nullopt;
     std::string actual = model::OutcomeName(got);
     if (!r.verdict.error.empty()) actual += ": " + r.verdict.error;
-    return Divergence{0, e.rule, model::ActionName(a) + " answers " + Allowed(e), actual};
+    // A reply that broke a rule of its own (stray output, say) diverges
+    // under that rule: one cause, one rule.
+    const Finding own = c_.FailingFinding(r);
+    return Divergence{0, own.rule.empty() ? e.rule : own.rule,
+                      model::ActionName(a) + " answers " + Allowed(e), actual};
   }
 
   // One step of the walk, as kubelet (or, for isattached, the controller)

@@ -8,6 +8,7 @@
 // under the fixture's rule, naming the hook, and the run goes on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -179,6 +180,38 @@ TEST(AnyDriverBlame, AnF14FindingNamesTheIsAttachedCallThatSaidAttached) {
     ++judged;
   }
   EXPECT_GT(judged, 0) << c["reason"];
+}
+
+// The attach that makes the device prints a debug line (kubelet cannot
+// decode it; the retry answers cleanly). kubelet's attacher tries again and
+// goes on, so the case does: one rule (F1) for the one cause, the volume set
+// up and torn down to its detach, nothing left for F26 to blame.
+TEST(AnyDriverBlame, AChattyFirstAttachIsOneRuleAndTheCaseGoesOnToItsDetach) {
+  FLEXKIT_REQUIRE_ROOT();
+  TempDir dir("flexconform-chatty-attach");
+  auto run = Flexconform(dir, {"--driver", Driver("shared-dir-attach", "chatty-first-attach"),
+                               "--focus", "^(lifecycle/attachable|sequence/random) "});
+  ASSERT_EQ(run.process.exit_code, 1) << run.process.out << run.process.err;
+  std::ifstream in(dir.Join("r.json"));
+  const auto report = nlohmann::json::parse(in);
+  ASSERT_EQ(report["cases"].size(), 2u);
+  for (const auto& c : report["cases"]) {
+    const std::string name = c["name"];
+    EXPECT_EQ(c["verdict"], "FAIL") << name;
+    EXPECT_EQ(c["rules"].size(), 1u) << name << ": " << c["rules"].dump();
+    for (const auto& rule : c["rules"])
+      EXPECT_EQ(rule.get<std::string>().rfind("F1/F2/F3 one-json-reply", 0), 0u) << name;
+    if (name != "lifecycle/attachable") continue;
+    std::vector<std::string> verbs;
+    for (const auto& entry : c["transcript"]) {
+      if (entry["type"] == "call") verbs.push_back(entry["verb"]);
+    }
+    ASSERT_GE(verbs.size(), 2u);
+    EXPECT_EQ(verbs[0], "attach");
+    EXPECT_EQ(verbs[1], "attach") << "the attacher tries again";
+    EXPECT_NE(std::find(verbs.begin(), verbs.end(), "mount"), verbs.end());
+    EXPECT_NE(std::find(verbs.begin(), verbs.end(), "detach"), verbs.end());
+  }
 }
 
 // A command fixture whose crash hook fails: the case that runs it FAILs

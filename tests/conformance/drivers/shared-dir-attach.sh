@@ -77,6 +77,9 @@ case "$1" in
     dev=$(losetup -f --show "$img" 2>/dev/null) || fail "losetup $img"
     printf '%s %s\n' "$node" "$dev" >"$root/attachments/$vol.tmp" &&
       mv "$root/attachments/$vol.tmp" "$root/attachments/$vol" || fail "record the attachment of $vol"
+    # A debug line on the attach that made the device: kubelet cannot decode
+    # it, and the retry (the device already there) answers cleanly.
+    [ "$defect" = chatty-first-attach ] && echo "debug: attached $vol at $dev"
     device "$dev" ;;
   waitforattach)
     [ -b "$2" ] && device "$2"
