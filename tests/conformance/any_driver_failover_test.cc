@@ -152,6 +152,21 @@ TEST(AnyDriverLeaks, ALeakingMutantLeavesTheHostAsItFoundIt) {
   EXPECT_EQ(before_here, "");
 }
 
+// The run's JSON report (r.json in `dir`), and one case's driver calls in
+// order (what a finding's `call` counts).
+nlohmann::json ReadReport(const TempDir& dir) {
+  std::ifstream in(dir.Join("r.json"));
+  return nlohmann::json::parse(in);
+}
+
+std::vector<nlohmann::json> CallsOf(const nlohmann::json& c) {
+  std::vector<nlohmann::json> calls;
+  for (const auto& entry : c["transcript"]) {
+    if (entry["type"] == "call") calls.push_back(entry);
+  }
+  return calls;
+}
+
 // isattached answers attached for both nodes (and false for a volume never
 // attached, so it witnesses): the F14 finding names the call that said
 // attached, not the witness probe made after it, which rightly said false.
@@ -161,14 +176,10 @@ TEST(AnyDriverBlame, AnF14FindingNamesTheIsAttachedCallThatSaidAttached) {
   auto run = Flexconform(dir, {"--driver", Driver("shared-dir-attach", "isattached-any-node"),
                                "--focus", "^failover/crash-reschedule-controller-rwo-pv "});
   ASSERT_EQ(run.process.exit_code, 1) << run.process.out << run.process.err;
-  std::ifstream in(dir.Join("r.json"));
-  const auto report = nlohmann::json::parse(in);
+  const auto report = ReadReport(dir);
   ASSERT_EQ(report["cases"].size(), 1u);
   const auto& c = report["cases"][0];
-  std::vector<nlohmann::json> calls;
-  for (const auto& entry : c["transcript"]) {
-    if (entry["type"] == "call") calls.push_back(entry);
-  }
+  const auto calls = CallsOf(c);
   int judged = 0;
   for (const auto& f : c["findings"]) {
     const std::string why = f["why"];
@@ -192,8 +203,7 @@ TEST(AnyDriverBlame, AChattyFirstAttachIsOneRuleAndTheCaseGoesOnToItsDetach) {
   auto run = Flexconform(dir, {"--driver", Driver("shared-dir-attach", "chatty-first-attach"),
                                "--focus", "^(lifecycle/attachable|sequence/random) "});
   ASSERT_EQ(run.process.exit_code, 1) << run.process.out << run.process.err;
-  std::ifstream in(dir.Join("r.json"));
-  const auto report = nlohmann::json::parse(in);
+  const auto report = ReadReport(dir);
   ASSERT_EQ(report["cases"].size(), 2u);
   for (const auto& c : report["cases"]) {
     const std::string name = c["name"];
@@ -203,9 +213,7 @@ TEST(AnyDriverBlame, AChattyFirstAttachIsOneRuleAndTheCaseGoesOnToItsDetach) {
       EXPECT_EQ(rule.get<std::string>().rfind("F1/F2/F3 one-json-reply", 0), 0u) << name;
     if (name != "lifecycle/attachable") continue;
     std::vector<std::string> verbs;
-    for (const auto& entry : c["transcript"]) {
-      if (entry["type"] == "call") verbs.push_back(entry["verb"]);
-    }
+    for (const auto& call : CallsOf(c)) verbs.push_back(call["verb"]);
     ASSERT_GE(verbs.size(), 2u);
     EXPECT_EQ(verbs[0], "attach");
     EXPECT_EQ(verbs[1], "attach") << "the attacher tries again";
