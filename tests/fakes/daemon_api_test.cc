@@ -406,10 +406,7 @@ TEST_F(FakesDaemonApi, ConcurrentCreatesOfOneNameCreateItOnce) {
 
 TEST_F(FakesDaemonApi, BindMountExtensionMountsForRealReadOnlyAndRemounts) {
   if (!flexkit::testing::IsRoot()) GTEST_SKIP() << "needs root: bind mounts";
-  std::vector<std::string> argv = {"/usr/bin/unshare", "--mount", "--propagation", "private"};
-  auto args = Args();
-  argv.insert(argv.end(), args.begin(), args.end());
-  daemon_ = std::make_unique<FakeProcess>(argv);
+  daemon_ = std::make_unique<FakeProcess>(InPrivateMountNamespace(Args()));
   ASSERT_EQ(200, Call("POST", "/v1/volumes/create", std::string(R"({"Name":"shared"})")).status);
   std::string mp1 = Path("pods/one"), mp2 = Path("pods/two");
   RawResponse r = Call("POST", "/v1/volumes/mount",

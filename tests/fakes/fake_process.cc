@@ -12,10 +12,17 @@
 #include <stdexcept>
 
 #include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 namespace flexkit::fakes::testing {
 
 std::string ConvoyFakeBinary() { return flexkit::testing::BuiltBinary("fakes/convoy-fake"); }
+
+std::vector<std::string> InPrivateMountNamespace(std::vector<std::string> argv) {
+  if (!flexkit::testing::IsRoot()) return argv;
+  argv.insert(argv.begin(), {"/usr/bin/unshare", "--mount", "--propagation", "private"});
+  return argv;
+}
 
 Finished RunConvoyFake(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {ConvoyFakeBinary()};

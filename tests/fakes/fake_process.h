@@ -33,6 +33,10 @@ class FakeProcess {
 
 // Path of the built convoy-fake binary.
 std::string ConvoyFakeBinary();
+// argv run in a mount namespace of its own (as root; others cannot mount),
+// so a daemon's mounts never reach the test runner's namespace and vanish
+// with the daemon.
+std::vector<std::string> InPrivateMountNamespace(std::vector<std::string> argv);
 // Runs convoy-fake to completion (for refusals): exit code and both streams.
 struct Finished {
   int exit_code;

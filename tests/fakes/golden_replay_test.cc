@@ -172,7 +172,7 @@ TEST_P(FakesGoldenReplay, EveryRecordedExchangeIsReproduced) {
     if (line["kind"] == "event") {
       if (step == "daemon_start" || step == "daemon_restart") {
         instance = line["instance"].get<std::string>();
-        daemon = std::make_unique<FakeProcess>(DaemonArgs(instance));
+        daemon = std::make_unique<FakeProcess>(InPrivateMountNamespace(DaemonArgs(instance)));
       } else if (step == "daemon_stop") {
         ASSERT_EQ(0, daemon->Stop()) << "daemon of instance " << instance;
         struct stat st {};
@@ -222,9 +222,9 @@ INSTANTIATE_TEST_SUITE_P(Api, FakesGoldenReplay, ::testing::Values("stock", "ext
 class FakesStockVersusExtended : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    daemon_ = std::make_unique<FakeProcess>(std::vector<std::string>{
-        ConvoyFakeBinary(), "daemon", "--socket", Socket(), "--state-dir", base_.path() + "/root",
-        "--drivers", "vfs", "--vfs-path", base_.path() + "/vfs", "--api", GetParam()});
+    daemon_ = std::make_unique<FakeProcess>(InPrivateMountNamespace(
+        {ConvoyFakeBinary(), "daemon", "--socket", Socket(), "--state-dir", base_.path() + "/root",
+         "--drivers", "vfs", "--vfs-path", base_.path() + "/vfs", "--api", GetParam()}));
   }
   std::string Socket() const { return base_.path() + "/convoy.sock"; }
   RawResponse Post(const std::string& path, const json& body) {
