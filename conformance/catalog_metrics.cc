@@ -34,16 +34,17 @@ std::string NeedsSelinuxRelabel(const DriverProfile& p) {
 
 void CheckMetrics(CaseContext& c, const PodVolume& v, const std::string& when) {
   auto& n = *v.node;
+  // statfs reports the volume exactly when the pod dir is the volume: a
+  // mount there (even a bind of a directory on the node's own disk, which
+  // truly holds the volume's data), or a directory volume's own dir.
+  // Without either, statfs reads whatever filesystem kubelet's dir is on.
+  if (!c.PodVolumeSetUp(n, v.pod_dir))
+    c.Fail(kMetricsRule, "nothing is mounted at the pod dir " + when +
+                             ": statfs would report the filesystem of kubelet's dir, not the "
+                             "volume");
   std::string err;
   auto volume = StatFsOnNode(n, v.pod_dir, &err);
   if (!volume) c.Fail(kMetricsRule, err + " " + when);
-  const std::string parent_dir = v.pod_dir.substr(0, v.pod_dir.rfind('/'));
-  auto parent = StatFsOnNode(n, parent_dir, &err);
-  if (!parent) c.Fail(kMetricsRule, err + " " + when);
-  if (volume->device == parent->device)
-    c.Fail(kMetricsRule, "the pod dir " + when +
-                             " is on the same filesystem as its parent: statfs would report the "
-                             "node's disk, not the volume");
   if (volume->capacity_bytes == 0 || volume->inodes == 0)
     c.Fail(kMetricsRule, "statfs " + when + " reports capacity " +
                              std::to_string(volume->capacity_bytes) + " bytes and " +

@@ -62,6 +62,9 @@ TEST_P(ResizeMetricsTest, IsGradedOnExactlyTheExpectedCases) {
 INSTANTIATE_TEST_SUITE_P(
     Drivers, ResizeMetricsTest,
     ::testing::Values(ResizeMutant{"none", {}},
+                      // A bind of a directory on the node's disk: the pod dir
+                      // is the volume, on the filesystem of kubelet's dir.
+                      ResizeMutant{"node-disk-dir", {}},
                       ResizeMutant{"expandfs-no-grow",
                                    {{"resize/expandfs-online", "FAIL"},
                                     {"resize/expandfs-during-mount", "FAIL"}}},
