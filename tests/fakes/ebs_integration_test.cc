@@ -93,10 +93,10 @@ class FakesEbsIntegration : public ::testing::Test {
 
   std::string StartHost(const std::string& host) {
     std::string instance = Admin("POST", "/admin/instances", {{"Host", host}})["InstanceId"];
-    daemons_[host] = std::make_unique<FakeProcess>(InPrivateMountNamespace(
-        {ConvoyFakeBinary(), "daemon", "--socket", Path(host + ".sock"), "--state-dir", Path(host),
-         "--drivers", "ebs", "--cloud", Path("cloud.sock"), "--instance-id", instance, "--host",
-         host}));
+    daemons_[host] = std::make_unique<FakeProcess>(
+        InPrivateMountNamespace({ConvoyFakeBinary(), "daemon", "--socket", Path(host + ".sock"),
+                                 "--state-dir", Path(host), "--drivers", "ebs", "--cloud",
+                                 Path("cloud.sock"), "--instance-id", instance, "--host", host}));
     instances_[host] = instance;
     return instance;
   }
