@@ -1,5 +1,7 @@
 #pragma once
 // GoogleMock doubles for the Convoy client and the host seams of the driver.
+// The client mocks are for tests about the exact request the driver sends;
+// tests of what it does use the stateful daemons of fake_convoy_daemon.h.
 #include <gmock/gmock.h>
 
 #include <map>
