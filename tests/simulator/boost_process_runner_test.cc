@@ -6,10 +6,16 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "tests/simulator/test_paths.h"
 #include "tests/support/temp_dir.h"
@@ -20,6 +26,92 @@ namespace {
 using sim::testing::TestDriver;
 
 bool ProcessAlive(pid_t pid) { return ::kill(pid, 0) == 0; }
+
+// The processes, zombies left out, whose environment holds `entry`
+// ("NAME=value"): a driver and every descendant that inherited it.
+std::vector<pid_t> RunnerTestProcesses(const std::string& entry) {
+  std::vector<pid_t> found;
+  for (const auto& proc : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = proc.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = flexkit::testing::ReadFileText(proc.path().string() + "/stat");
+    const size_t comm_end = stat.rfind(')');
+    if (comm_end == std::string::npos || stat.compare(comm_end, 3, ") Z") == 0) continue;
+    const std::string env =
+        std::string(1, '\0') + flexkit::testing::ReadFileText(proc.path().string() + "/environ");
+    if (env.find(std::string(1, '\0') + entry + std::string(1, '\0')) != std::string::npos) {
+      found.push_back(static_cast<pid_t>(std::stol(name)));
+    }
+  }
+  return found;
+}
+
+// A driver and its descendants, marked through their environment so the
+// test can find every one of them whenever it looks.
+struct MarkedDriver {
+  flexkit::testing::TempDir dir{"flexsim-runner"};
+  std::string entry = "FLEXSIM_RUNNER_TEST=" + dir.path();
+  void Mark(ProcessSpec& spec) const { spec.env_overrides["FLEXSIM_RUNNER_TEST"] = dir.path(); }
+  std::vector<pid_t> Live() const { return RunnerTestProcesses(entry); }
+  // SIGKILL lands asynchronously: waits (10 s at most) for the marked
+  // processes to be gone, and returns those that are not.
+  std::vector<pid_t> GoneOrLeft() const {
+    std::vector<pid_t> left = Live();
+    for (int i = 0; i < 1000 && !left.empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      left = Live();
+    }
+    return left;
+  }
+};
+
+// Runs `spec`. Hang guard only, never the assertion: when the runner has
+// not returned after 30 s, its driver is killed so the test can end.
+ProcessResult RunGuarded(const ProcessSpec& spec, const MarkedDriver& driver) {
+  auto run = std::async(std::launch::async, [&] { return BoostProcessRunner().Run(spec); });
+  if (run.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "hang guard: the runner did not return within 30 s";
+    for (pid_t p : driver.Live()) ::kill(p, SIGKILL);
+  }
+  return run.get();
+}
+
+// test~slow-attach, written here so it says when its TERM disposition is
+// set: it writes $READY right after its trap.
+std::string WriteSlowAttach(const flexkit::testing::TempDir& dir, const std::string& trap) {
+  const std::string path = dir.Join("slow-attach");
+  std::ofstream(path) << "#!/bin/sh\n"
+                      << trap << "\n"
+                      << ": > \"$READY\"\n"
+                         "while :; do sleep 0.05; done\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+// Kubelet's timer starts when the runner launches the driver, and nothing
+// in BoostProcessRunner lets a test hold it until the driver is ready: a
+// TERM that lands before the driver's trap kills it with the shell's
+// default action, a run that proves nothing about the runner. Such a run
+// (no READY file) is repeated with the timer doubled; a run in which the
+// driver was ready is returned and judged. `harness_after_term` keeps the
+// harness deadline that far after kubelet's timer.
+ProcessResult RunOnceReadyForTerm(ProcessSpec spec, const flexkit::testing::TempDir& dir,
+                                  std::optional<Millis> harness_after_term = std::nullopt) {
+  const std::string ready = dir.Join("ready");
+  spec.env_overrides["READY"] = ready;
+  for (int attempt = 1;; ++attempt) {
+    if (harness_after_term) spec.harness_deadline = spec.kubelet_timeout + *harness_after_term;
+    std::filesystem::remove(ready);
+    ProcessResult r = BoostProcessRunner().Run(spec);
+    if (std::filesystem::exists(ready)) return r;
+    if (attempt == 5) {
+      ADD_FAILURE() << "the driver never set its trap before kubelet's TERM, the last time "
+                    << spec.kubelet_timeout.count() << " ms after its start";
+      return r;
+    }
+    spec.kubelet_timeout *= 2;
+  }
+}
 
 TEST(SimulatorProcessRunner, PassesArgvEnvOverridesCwdAndStdinFromDevNull) {
   flexkit::testing::TempDir dir("flexsim-runner");
@@ -101,38 +193,42 @@ TEST(SimulatorProcessRunner, LogLineOnStderrIsInTheSameBuffer) {
 }
 
 TEST(SimulatorProcessRunner, HarnessDeadlineKillsTheWholeGroup) {
+  MarkedDriver driver;
   ProcessSpec spec;
   spec.executable = TestDriver("test~hangs");
   spec.args = {"mount"};
   spec.harness_deadline = Millis(300);
-  auto start = std::chrono::steady_clock::now();
-  ProcessResult r = BoostProcessRunner().Run(spec);
+  driver.Mark(spec);
+  ProcessResult r = RunGuarded(spec, driver);
   EXPECT_TRUE(r.harness_deadline_hit);
   EXPECT_EQ(r.exit.signal, SIGKILL);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  // The driver's `sleep` children went with it.
+  EXPECT_EQ(driver.GoneOrLeft(), std::vector<pid_t>{});
 }
 
 TEST(SimulatorProcessRunner, DescendantHoldingTheOutputPipeIsDetected) {
+  MarkedDriver driver;
   ProcessSpec spec;
   spec.executable = TestDriver("test~holds-stdout");
   spec.args = {"init"};
-  auto start = std::chrono::steady_clock::now();
-  ProcessResult r = BoostProcessRunner().Run(spec);
+  driver.Mark(spec);
+  ProcessResult r = RunGuarded(spec, driver);
   EXPECT_TRUE(r.output_held_open);
   EXPECT_TRUE(r.exit.ok());
   EXPECT_EQ(r.combined, "{\"status\":\"Success\"}\n");
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  // The runner did not wait for the holder's `sleep 300`: it killed it.
+  EXPECT_EQ(driver.GoneOrLeft(), std::vector<pid_t>{});
 }
 
 // k8s.io/utils exec cmdWrapper.Stop: SIGTERM; the later SIGKILL needs a
 // non-nil ProcessState, so it never reaches a driver still running.
 TEST(SimulatorProcessRunner, WaitForAttachTimerSendsTermAndNeverKill) {
+  flexkit::testing::TempDir dir("flexsim-runner");
   ProcessSpec spec;
-  spec.executable = TestDriver("test~slow-attach");
+  spec.executable = WriteSlowAttach(dir, "trap '' TERM");
   spec.args = {"waitforattach", "", "{}"};
   spec.kubelet_timeout = Millis(100);
-  spec.harness_deadline = Millis(1200);
-  ProcessResult r = BoostProcessRunner().Run(spec);
+  ProcessResult r = RunOnceReadyForTerm(spec, dir, Millis(1100));
   EXPECT_TRUE(r.exit.killed_by_kubelet_timeout);
   EXPECT_TRUE(r.harness_deadline_hit);  // still running 1.1 s after SIGTERM
   EXPECT_EQ(r.exit.signal, SIGKILL);    // the harness's
@@ -152,14 +248,15 @@ TEST(SimulatorProcessRunner, DriverKilledByTheTermIsKubeletsTimeout) {
 }
 
 TEST(SimulatorProcessRunner, DriverTrappingTermAndExitingZeroIsParsed) {
+  flexkit::testing::TempDir dir("flexsim-runner");
   ProcessSpec spec;
-  spec.executable = TestDriver("test~slow-attach");
+  spec.executable = WriteSlowAttach(
+      dir, R"(trap 'printf "{\"status\":\"Success\",\"device\":\"/dev/late\"}\n"; exit 0' TERM)");
   spec.args = {"waitforattach", "", "{}"};
-  spec.env_overrides = {{"TRAP_TERM", "1"}};
   spec.kubelet_timeout = Millis(200);
-  ProcessResult r = BoostProcessRunner().Run(spec);
+  ProcessResult r = RunOnceReadyForTerm(spec, dir);
   EXPECT_TRUE(r.exit.killed_by_kubelet_timeout);
-  ASSERT_TRUE(r.exit.ok());
+  ASSERT_TRUE(r.exit.ok()) << r.combined;
   Verdict v = Judge("waitforattach", r.exit, r.combined);
   EXPECT_EQ(v.outcome, Outcome::kSuccess);
   EXPECT_EQ(v.status->device, "/dev/late");

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -221,16 +222,62 @@ TEST_F(SimulatorFlexsimCall, WaitForAttachTimeoutIsKubeletsTimeoutError) {
   EXPECT_EQ(c.record["signal"], SIGTERM);
 }
 
+// test~slow-attach ignoring SIGTERM, written into `dir` (its path names
+// this test's processes) so it says when its trap is set: it writes $READY
+// right after.
+std::string WriteTermIgnoringDriver(const flexkit::testing::TempDir& dir) {
+  std::string dest = dir.Join("test~slow-attach");
+  std::filesystem::create_directories(dest);
+  dest += "/slow-attach";
+  std::ofstream(dest) << "#!/bin/sh\n"
+                         "case \"$1\" in\n"
+                         "  init) printf '{\"status\":\"Success\"}\\n'; exit 0 ;;\n"
+                         "  waitforattach)\n"
+                         "    trap '' TERM\n"
+                         "    : > \"$READY\"\n"
+                         "    while :; do sleep 0.05; done ;;\n"
+                         "  *) printf '{\"status\":\"Not supported\"}\\n' ;;\n"
+                         "esac\n";
+  std::filesystem::permissions(dest, std::filesystem::perms::owner_all);
+  return dest;
+}
+
+std::string SecondsArg(std::chrono::milliseconds d) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", static_cast<double>(d.count()) / 1000);
+  return text;
+}
+
 // cmdWrapper.Stop's SIGKILL only fires once ProcessState is set (the driver
 // was reaped): a driver ignoring SIGTERM is never killed by kubelet, whose
 // CombinedOutput waits forever. Only the harness deadline ends it.
 TEST_F(SimulatorFlexsimCall, WaitForAttachIgnoringTermWouldHangKubelet) {
   flexkit::testing::TempDir dir("flexsim-slow");
-  std::string driver = CopyDriver("test~slow-attach", dir);
-  auto start = std::chrono::steady_clock::now();
-  Call c = RunDriver(
-      driver, {"waitforattach", "/dev/x", "--waitforattach-timeout", "0.2", "--timeout", "1.5"});
-  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));
+  const std::string driver = WriteTermIgnoringDriver(dir);
+  const std::string ready = dir.Join("ready");
+  // flexsim's kubelet timer starts when it launches the driver and cannot
+  // wait for the driver's trap: a TERM that lands before it kills the
+  // driver, a run that proves nothing about flexsim. Such a run (no READY
+  // file) is repeated with the timer doubled; the first run in which the
+  // driver was ready is judged.
+  std::chrono::milliseconds term_after(200);
+  const std::chrono::milliseconds harness_after_term(1300);
+  Call c;
+  std::chrono::steady_clock::duration took{};
+  for (int attempt = 1;; ++attempt, term_after *= 2) {
+    std::filesystem::remove(ready);
+    const auto start = std::chrono::steady_clock::now();
+    c = RunDriver(
+        driver, {"waitforattach", "/dev/x", "--env", "READY=" + ready, "--waitforattach-timeout",
+                 SecondsArg(term_after), "--timeout", SecondsArg(term_after + harness_after_term)});
+    took = std::chrono::steady_clock::now() - start;
+    if (std::filesystem::exists(ready)) break;
+    ASSERT_LT(attempt, 5) << "the driver never set its trap before kubelet's TERM, the last time "
+                          << term_after.count() << " ms after its start";
+  }
+  // A lower bound, which load cannot break: the harness let the driver run
+  // to its own deadline, long after kubelet's TERM.
+  EXPECT_GE(took, term_after + harness_after_term);
   EXPECT_EQ(c.process.exit_code, 3) << c.process.out;
   EXPECT_EQ(c.record["signal"], SIGKILL);  // the harness's, at its deadline
   EXPECT_NE(c.record["harness_problem"].get<std::string>().find("never sends SIGKILL"),
