@@ -446,7 +446,9 @@ class SequenceRun {
 
   // No backend record to read: after each attach and detach the driver's
   // isattached is asked for every node (from the node the step ran on, as
-  // the controller asks about any node) and must match the model: attached
+  // the controller asks about any node; under kubelet-managed attach each
+  // node on itself, where its kubelet would ask and where a driver may
+  // keep that node's attachments) and must match the model: attached
   // where it is, and never to two nodes at once.
   std::optional<Divergence> Witness(const State& state, const Action& last) {
     if (!model_.domain().attachable) return std::nullopt;
@@ -456,7 +458,9 @@ class SequenceRun {
     std::optional<Divergence> wrong;
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const std::string& name = nodes_[i].node->name();
-      auto r = c_.ops().CallIsAttached(caller, sim::Component::kController, spec_rw_, name);
+      sim::Node& asked_on = isattached_asked_ ? caller : *nodes_[i].node;
+      if (!asked_on.running()) continue;  // a node that is down says nothing
+      auto r = c_.ops().CallIsAttached(asked_on, sim::Component::kController, spec_rw_, name);
       if (!r.ok() || !r.verdict.status) continue;  // unknown: says nothing
       const bool attached = r.verdict.status->attached;
       if (attached) says.push_back(name);

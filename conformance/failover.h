@@ -132,13 +132,15 @@ class Failover : public std::enable_shared_from_this<Failover> {
   // settled: nothing may stay mounted or attached.
   void TearDown();
   // Every volume attached to exactly one of `owners` (nowhere when empty);
-  // under accessMode ReadWriteMany, to one or more of them.
+  // under accessMode ReadWriteMany, to one or more of them or of the nodes
+  // the controller has not detached it from yet.
   void CheckBackendOwner(const Owners& owners, const std::string& when);
   // No backend record: the driver's isattached, asked for every node as
   // the controller asks (from the control plane, so a dead node is asked
-  // about too), must name one of `owners` alone (ReadWriteMany: only
-  // owners, several at once allowed). Not supported or a
-  // Failure (unknown) says nothing.
+  // about too; with kubelet-managed attach, each running node about
+  // itself), must name one of `owners` alone (ReadWriteMany: only owners,
+  // several at once allowed). Not supported or a Failure (unknown) says
+  // nothing.
   void Witness(const Owners& owners, const std::string& when);
 
   CaseContext& c_;

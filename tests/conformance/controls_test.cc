@@ -127,6 +127,11 @@ INSTANTIATE_TEST_SUITE_P(
                 {"teardown/unmountdevice-never-mounted", "idempotency/teardown-verbs-repeated",
                  "sequence/exhaustive"},
                 "profile-kubelet-attach.yaml"},
+        // Kubelet-managed attach on two nodes sharing the store (RWX), each
+        // node's attachment records on that node:
+        // isattached is false of another node's attachment, and kubelet
+        // asks a node only about itself.
+        Control{"isattached-own-node", true, {}, "profile-kubelet-attach-shared.yaml"},
         // Controller-managed attach, two nodes sharing the store: isattached
         // always true, as kubernetes' e2e dummy-attachable. The controller
         // asks only of volumes it believes attached, so the [failover] and
