@@ -276,6 +276,31 @@ TEST(Verdicts, AttachKeyedOnTheHostnameFailsOnlyWhereTheControllerAttaches) {
   }
 }
 
+// The shared-store control lets a second node attach while the first has
+// the volume: right for a volume several nodes may mount (its profile says
+// accessMode ReadWriteMany: PASS above), F14 under the default single
+// attach.
+TEST(Verdicts, ASharedVolumeNotDeclaredReadWriteManyIsF14) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir("flexconform-rwo");
+  std::ifstream shared(kControls + "/profile-kubelet-attach-shared.yaml");
+  std::ofstream rwo(dir.Join("profile.yaml"));
+  for (std::string line; std::getline(shared, line);) {
+    if (line.rfind("accessMode:", 0) == 0) continue;
+    if (line.rfind("driver:", 0) == 0)
+      line = "driver: " + kControls + "/flexkit~isattached-own-node/isattached-own-node";
+    rwo << line << "\n";
+  }
+  rwo.close();
+  const std::string focus = "^failover/attach-refused-while-owner-alive-kubelet-rwo-pv\\b";
+  auto r = Flexconform({"--profile", dir.Join("profile.yaml"), "--focus", focus});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const auto* c = r.Case("failover/attach-refused-while-owner-alive-kubelet-rwo-pv");
+  ASSERT_NE(c, nullptr) << r.out;
+  EXPECT_EQ((*c)["verdict"], "FAIL") << (*c)["reason"];
+  EXPECT_EQ((*c)["rule"].get<std::string>().rfind("F14", 0), 0u) << (*c)["rule"];
+}
+
 // The directory-volume control without its profile's podVolume: directory
 // is a mount that mounted nothing: FAIL, as for a driver whose mount
 // ignores its errors.
