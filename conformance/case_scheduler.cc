@@ -21,7 +21,7 @@ CaseScheduler::CaseScheduler(std::vector<std::vector<std::string>> tags, Schedul
       policy_(policy),
       on_result_(std::move(on_result)),
       // None with -j 1, which runs one case at a time.
-      waiting_slots_(policy.jobs > 1 ? policy.jobs : 0),
+      waiting_slots_(policy.waiting_slots && policy.jobs > 1 ? policy.jobs : 0),
       results_(tags_.size()) {
   policy_.jobs = std::max<std::size_t>(1, policy_.jobs);
   // Slow cases start first, so the run does not end waiting on one of them.

@@ -31,6 +31,9 @@ struct SchedulerPolicy {
   int retries = 0;
   bool fail_fast = false;
   bool flaky_allowed = false;
+  // false: nothing runs beside the `jobs`, not even a case that only waits
+  // (a profile's maxJobs: its backend cannot take more cases at once).
+  bool waiting_slots = true;
 };
 
 class CaseScheduler {

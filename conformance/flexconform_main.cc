@@ -428,6 +428,12 @@ int RunSuite(const Request& r, const DriverProfile& profile,
   RunSettings settings;
   settings.repeat = r.repeat;
   settings.jobs = r.jobs;
+  if (profile.max_jobs > 0 && r.jobs > profile.max_jobs) {
+    settings.jobs = profile.max_jobs;
+    std::cout << "note: the profile's maxJobs runs " << profile.max_jobs << " case"
+              << (profile.max_jobs == 1 ? "" : "s") << " at a time (-j " << r.jobs
+              << " asked): its backend cannot be shared by cases at once\n";
+  }
   settings.retries = r.retries;
   settings.keep = r.keep;
   settings.fail_fast = r.fail_fast;

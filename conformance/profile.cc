@@ -36,7 +36,7 @@ const std::map<std::string, std::vector<std::string>>& ProfileKeys() {
               "volumeOptions", "fsTypes",    "invalidOptions",   "freeTextOptions",  "secrets",
               "nodes",         "nodeEnv",    "privileges",       "timeouts",         "skip",
               "install",       "fixture",    "controlPlanePath", "storage",          "liveNode",
-              "podVolume",     "accessMode"}},
+              "podVolume",     "accessMode", "maxJobs"}},
         {"capabilities",
          {"attach", "selinuxRelabel", "supportsMetrics", "fsGroup", "requiresFSResize"}},
         {"fixture", {"kind", "setup", "teardown", "convoyFake", "mode", "hookTimeout", "api"}},
@@ -284,6 +284,10 @@ void ReadNodes(const std::string& origin, const YAML::Node& root, DriverProfile&
     if (p.nodes < 1 || p.nodes > 8) throw ProfileError(origin, n, "nodes must be 1..8");
   }
   if (auto n = root["nodeEnv"]) p.node_env = StringMap(origin, n, "nodeEnv");
+  if (auto n = root["maxJobs"]) {
+    p.max_jobs = As<int>(origin, n, "maxJobs");
+    if (p.max_jobs < 1) throw ProfileError(origin, n, "maxJobs must be 1 or more");
+  }
   if (auto n = root["privileges"]) {
     auto v = As<std::string>(origin, n, "privileges");
     if (v != "root" && v != "none")

@@ -61,6 +61,10 @@ struct DriverProfile {
   std::vector<std::string> free_text_options;
   std::map<std::string, std::string> secrets;  // raw values, sent base64 by mount
   int nodes = 1;
+  // maxJobs: at most this many cases at once, whatever -j says (0: no
+  // limit), for a backend its cases cannot share at once (one device node,
+  // one mock server, one share that every case's setup resets).
+  int max_jobs = 0;
   // Per-node environment; "{{node}}" and "{{case_dir}}" are substituted.
   std::map<std::string, std::string> node_env;
   bool needs_root = true;                            // mounts in node namespaces need CAP_SYS_ADMIN

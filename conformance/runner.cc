@@ -518,7 +518,7 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
   for (const auto* c : cases) tags.push_back(c->tags);
   CaseScheduler scheduler(std::move(tags),
                           {static_cast<std::size_t>(std::max(1, settings.jobs)), settings.retries,
-                           settings.fail_fast, settings.flaky_allowed},
+                           settings.fail_fast, settings.flaky_allowed, profile.max_jobs == 0},
                           settings.on_result);
   const auto stall_limit =
       settings.stall_limit.count() > 0 ? settings.stall_limit : StallLimit(profile);

@@ -70,6 +70,16 @@ TEST(CaseScheduler, WaitsCasesRunInTheirOwnSlotsBesideTheCpuJobs) {
   EXPECT_FALSE(s.Next());
 }
 
+TEST(CaseScheduler, WithoutWaitingSlotsNoMoreThanTheJobsRunAtOnce) {
+  SchedulerPolicy policy{2, 0, false, false};
+  policy.waiting_slots = false;  // a profile's maxJobs
+  CaseScheduler s({{"a"}, {"waits"}, {"waits"}, {"b"}}, policy, nullptr);
+  std::vector<Attempt> started;
+  while (auto next = s.Next()) started.push_back(*next);
+  ASSERT_EQ(started.size(), 2u) << "two jobs, nothing beside them";
+  for (const auto& a : started) EXPECT_FALSE(a.waiting_slot);
+}
+
 TEST(CaseScheduler, AFailThatPassesOnARetryIsFlakyAndKeepsTheFailingFindings) {
   Heard heard;
   CaseScheduler s({{"a"}, {"b"}}, {1, 2, false, false}, heard.Listener());

@@ -126,6 +126,34 @@ TEST(Flexconform, TmpfsPassesEveryApplicableCase) {
   EXPECT_GE(passed, 15);
 }
 
+// A command fixture whose backend one case holds from setup to teardown
+// (a lock dir standing for one device node or one mock): maxJobs: 1 runs
+// its cases one at a time whatever -j says, so no setup finds it taken.
+TEST(Flexconform, MaxJobsKeepsCasesOfAnUnshareableBackendApart) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir;
+  const std::string lock = dir.Join("backend.lock");
+  std::ofstream(dir.Join("p.yaml"))
+      << "driver: " << BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs") << "\n"
+      << "maxJobs: 1\n"
+      << "fixture:\n"
+      << "  kind: command\n"
+      << "  setup: mkdir " << lock << "\n"
+      << "  teardown: rmdir " << lock << "\n";
+  flexkit::testing::RunOptions options;
+  options.deadline = std::chrono::seconds(120);
+  auto r = RunProcess({Flexconform(), "--profile", dir.Join("p.yaml"), "-j", "4", "--focus",
+                       "^(lifecycle|idempotency|teardown)/", "--json", dir.Join("r.json"),
+                       "--run-root", dir.path()},
+                      options);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("maxJobs runs 1 case at a time (-j 4 asked)"), std::string::npos) << r.out;
+  const auto doc = ReadJson(dir.Join("r.json"));
+  int ran = 0;
+  for (const auto& c : doc["cases"]) ran += c["verdict"] == "PASS";
+  EXPECT_GE(ran, 4) << r.out;
+}
+
 TEST(Flexconform, SequenceFlagsAreCheckedAndTheCasesListed) {
   auto r = RunProcess({Flexconform(), "--list", "--focus", "\\[sequence\\]"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
