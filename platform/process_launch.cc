@@ -120,6 +120,11 @@ std::string CurrentDirectory() {
 
 }  // namespace
 
+std::shared_mutex& LaunchLock() {
+  static std::shared_mutex lock;
+  return lock;
+}
+
 Launched Launch(const LaunchSpec& spec) {
   // Everything the child needs is built here: between vfork and exec only
   // system calls may run.
@@ -148,13 +153,17 @@ Launched Launch(const LaunchSpec& spec) {
                    envp.data(),       spec.parent_death_signal, ::getpid()};
   // 1.81's (context, ec, ...) overload drops `ec` and throws: pass the executor.
   bp::posix::vfork_launcher launcher;
+  std::unique_lock no_open_volume_files(LaunchLock());
   auto process = launcher(context.get_executor(), ec, spec.executable, spec.args,
                           bp::process_stdio{nullptr, out, err}, setup);
   error_write.Reset();
   int child_errno = 0;
+  // The pipe closes at the child's exec (or brings its errno): only then
+  // has it let go of the parent's fds, whether it was vforked or forked.
   if (!ec && ::read(error_read.get(), &child_errno, sizeof child_errno) == sizeof child_errno) {
     ec.assign(child_errno, boost::system::system_category());
   }
+  no_open_volume_files.unlock();
   if (ec) {
     if (launcher.pid > 0) ::waitpid(launcher.pid, nullptr, 0);  // the child that failed exec
     return {-1, "exec " + spec.executable + ": " + ec.message()};

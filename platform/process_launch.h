@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,14 @@ struct Launched {
 };
 
 Launched Launch(const LaunchSpec& spec);
+
+// A child holds every fd of its parent from vfork to exec, O_CLOEXEC ones
+// too, and one fd in a mount makes that mount's unmount fail with EBUSY:
+// a harness thread reading a volume's file while another thread launches
+// would make the driver's unmount of that volume fail. Launch holds this
+// exclusively until the child has exec'd; whoever opens files in a mount
+// that may be unmounted meanwhile holds it shared while they are open.
+std::shared_mutex& LaunchLock();
 
 // Launches and waits: the exit code, or -signal; 127 when exec failed, as
 // a shell answers.

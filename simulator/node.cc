@@ -241,6 +241,7 @@ bool NamespaceFilesystem::IsMountPoint(const std::string& path) {
 std::vector<MountEntry> NamespaceFilesystem::Mounts() { return *holder_.Mounts(); }
 
 std::vector<std::string> NamespaceFilesystem::ListDir(const std::string& path) {
+  std::shared_lock no_launch_meanwhile(platform::LaunchLock());  // see LaunchLock
   std::vector<std::string> names;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(InNamespace(path), ec))
@@ -349,6 +350,7 @@ void NamespaceFilesystem::ResizeFs(const std::string& device, const std::string&
 }
 
 void NamespaceFilesystem::SetVolumeOwnership(const std::string& dir, long gid) {
+  std::shared_lock no_launch_meanwhile(platform::LaunchLock());  // see LaunchLock
   std::string root = InNamespace(dir);
   auto apply = [&](const std::filesystem::path& p) {
     struct stat st {};
@@ -381,6 +383,7 @@ long NamespaceFilesystem::GroupOf(const std::string& path) {
 }
 
 void NamespaceFilesystem::WriteFile(const std::string& path, const std::string& content) {
+  std::shared_lock no_launch_meanwhile(platform::LaunchLock());  // see LaunchLock
   std::string real = InNamespace(path);
   int fd = ::open(real.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -395,6 +398,7 @@ void NamespaceFilesystem::WriteFile(const std::string& path, const std::string& 
 }
 
 std::string NamespaceFilesystem::ReadFile(const std::string& path) {
+  std::shared_lock no_launch_meanwhile(platform::LaunchLock());  // see LaunchLock
   try {
     return platform::ReadWholeFile(InNamespace(path));
   } catch (const std::system_error& e) {

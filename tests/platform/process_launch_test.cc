@@ -10,8 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
+#include <shared_mutex>
 #include <sstream>
 #include <thread>
 
@@ -70,6 +72,23 @@ TEST(Launch, AnExecFailureIsReportedNotAChildToReap) {
   EXPECT_EQ(LaunchAndWait({.executable = "/nonexistent/driver"}), 127);
   EXPECT_EQ(LaunchAndWait({.executable = "/bin/sh", .args = {"-c", "exit 3"}}), 3);
   EXPECT_EQ(LaunchAndWait({.executable = "/bin/sh", .args = {"-c", "kill -9 $$"}}), -SIGKILL);
+}
+
+// A file open in a volume must not reach a child, even between vfork and
+// exec: while the lock is held shared (a harness thread reading a volume's
+// file), a launch waits.
+TEST(Launch, WaitsWhileAFileInAVolumeIsOpen) {
+  std::shared_lock reading(LaunchLock());
+  std::atomic<bool> launched{false};
+  std::thread launcher([&] {
+    EXPECT_EQ(LaunchAndWait({.executable = "/bin/true"}), 0);
+    launched = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(launched) << "launched while a volume's file was open";
+  reading.unlock();
+  launcher.join();
+  EXPECT_TRUE(launched);
 }
 
 TEST(Launch, TheParentDeathSignalComesWhenTheLaunchingThreadEnds) {
