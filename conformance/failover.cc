@@ -282,10 +282,10 @@ void Failover::CheckBackendOwner(const Owners& expected, const std::string& when
   // detached it yet (a dead node waits for its force-detach): the
   // controller lets the next node attach meanwhile.
   Owners owners = expected;
-  for (const auto& name :
-       many && !expected.empty() ? ControllerAttachments() : std::vector<std::string>{}) {
-    for (const sim::Node* n : {&a_, &b_})
-      if (n->name() == name && !Among(owners, name)) owners.push_back(n);
+  if (many && !expected.empty()) {
+    for (const auto& name : ControllerAttachments())
+      for (const sim::Node* n : {&a_, &b_})
+        if (n->name() == name && !Among(owners, name)) owners.push_back(n);
   }
   auto doubles = c_.fixture().DoubleAttachments();
   if (!doubles.empty() && !many) {

@@ -131,10 +131,10 @@ class Failover : public std::enable_shared_from_this<Failover> {
   // Every node back up and reachable, every pod deleted, the cluster
   // settled: nothing may stay mounted or attached.
   void TearDown();
-  // Every volume attached to exactly one of `owners` (nowhere when empty);
-  // under accessMode ReadWriteMany, to one or more of them or of the nodes
-  // the controller has not detached it from yet.
-  void CheckBackendOwner(const Owners& owners, const std::string& when);
+  // Every volume attached to exactly one of `expected` (nowhere when
+  // empty); under accessMode ReadWriteMany, to one or more of them or of
+  // the nodes the controller has not detached it from yet.
+  void CheckBackendOwner(const Owners& expected, const std::string& when);
   // No backend record: the driver's isattached, asked for every node as
   // the controller asks (from the control plane, so a dead node is asked
   // about too; with kubelet-managed attach, each running node about

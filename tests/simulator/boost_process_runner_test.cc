@@ -27,32 +27,13 @@ using sim::testing::TestDriver;
 
 bool ProcessAlive(pid_t pid) { return ::kill(pid, 0) == 0; }
 
-// The processes, zombies left out, whose environment holds `entry`
-// ("NAME=value"): a driver and every descendant that inherited it.
-std::vector<pid_t> RunnerTestProcesses(const std::string& entry) {
-  std::vector<pid_t> found;
-  for (const auto& proc : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = proc.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = flexkit::testing::ReadFileText(proc.path().string() + "/stat");
-    const size_t comm_end = stat.rfind(')');
-    if (comm_end == std::string::npos || stat.compare(comm_end, 3, ") Z") == 0) continue;
-    const std::string env =
-        std::string(1, '\0') + flexkit::testing::ReadFileText(proc.path().string() + "/environ");
-    if (env.find(std::string(1, '\0') + entry + std::string(1, '\0')) != std::string::npos) {
-      found.push_back(static_cast<pid_t>(std::stol(name)));
-    }
-  }
-  return found;
-}
-
 // A driver and its descendants, marked through their environment so the
 // test can find every one of them whenever it looks.
 struct MarkedDriver {
   flexkit::testing::TempDir dir{"flexsim-runner"};
   std::string entry = "FLEXSIM_RUNNER_TEST=" + dir.path();
   void Mark(ProcessSpec& spec) const { spec.env_overrides["FLEXSIM_RUNNER_TEST"] = dir.path(); }
-  std::vector<pid_t> Live() const { return RunnerTestProcesses(entry); }
+  std::vector<pid_t> Live() const { return flexkit::testing::LiveProcessesCarrying(entry); }
   // SIGKILL lands asynchronously: waits (10 s at most) for the marked
   // processes to be gone, and returns those that are not.
   std::vector<pid_t> GoneOrLeft() const {

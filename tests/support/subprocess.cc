@@ -9,7 +9,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
+
+#include "tests/support/temp_dir.h"
 
 extern char** environ;
 
@@ -112,6 +115,22 @@ std::string BuiltBinary(const std::string& relative_path) {
   if (dir == nullptr)
     throw std::runtime_error("FLEXKIT_BUILD_DIR is not set: run the tests through ctest");
   return std::string(dir) + "/" + relative_path;
+}
+
+std::vector<pid_t> LiveProcessesCarrying(const std::string& entry) {
+  std::vector<pid_t> found;
+  for (const auto& proc : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = proc.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = ReadFileText(proc.path().string() + "/stat");
+    const size_t comm_end = stat.rfind(')');
+    if (comm_end == std::string::npos || stat.compare(comm_end, 3, ") Z") == 0) continue;
+    const std::string env = std::string(1, '\0') + ReadFileText(proc.path().string() + "/environ");
+    if (env.find(std::string(1, '\0') + entry + std::string(1, '\0')) != std::string::npos) {
+      found.push_back(static_cast<pid_t>(std::stol(name)));
+    }
+  }
+  return found;
 }
 
 }  // namespace flexkit::testing

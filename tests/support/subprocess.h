@@ -2,6 +2,8 @@
 // Runs a program to completion for tests: argv exactly as given (no shell),
 // stdin from /dev/null, stdout and stderr captured separately, a deadline
 // after which the whole process group is killed.
+#include <sys/types.h>
+
 #include <chrono>
 #include <map>
 #include <string>
@@ -27,5 +29,10 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const RunOptions&
 
 // Path of a binary built by this project (FLEXKIT_BUILD_DIR set by ctest).
 std::string BuiltBinary(const std::string& relative_path);
+
+// The live processes, zombies left out, whose environment holds `entry`
+// ("NAME=value"): a program and every descendant that inherited it, found
+// however slowly they started or however they detached.
+std::vector<pid_t> LiveProcessesCarrying(const std::string& entry);
 
 }  // namespace flexkit::testing

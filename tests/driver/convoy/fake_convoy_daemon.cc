@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "tests/driver/convoy/borrowed_client.h"
+
 namespace convoy_flexvolume {
 namespace {
 
@@ -379,28 +381,6 @@ ApiProbe FakeConvoyDaemon::ProbeApi() {
   return probe;
 }
 
-namespace {
-
-// What the driver owns for a socket; the daemon stays with the test.
-class FakeDaemonConnection final : public ConvoyClient {
- public:
-  explicit FakeDaemonConnection(FakeConvoyDaemon* daemon) : daemon_(daemon) {}
-  std::string Endpoint() const override { return daemon_->Endpoint(); }
-  VolumeInfo Create(const CreateRequest& r) override { return daemon_->Create(r); }
-  std::optional<VolumeInfo> Inspect(const std::string& n) override { return daemon_->Inspect(n); }
-  std::map<std::string, VolumeInfo> List() override { return daemon_->List(); }
-  std::string Mount(const MountRequest& r) override { return daemon_->Mount(r); }
-  void Umount(const std::string& n) override { daemon_->Umount(n); }
-  bool Delete(const std::string& n, bool ref) override { return daemon_->Delete(n, ref); }
-  ApiProbe ProbeApi() override { return daemon_->ProbeApi(); }
-  std::string DaemonInstance() const override { return daemon_->DaemonInstance(); }
-
- private:
-  FakeConvoyDaemon* daemon_;
-};
-
-}  // namespace
-
 FakeConvoyDaemon& FakeConvoyDaemons::Start(const std::string& socket,
                                            const std::string& instance_id,
                                            flexvolume::FakeMounter* host_mounts, Api api) {
@@ -412,7 +392,7 @@ FakeConvoyDaemon& FakeConvoyDaemons::Start(const std::string& socket,
 
 std::unique_ptr<ConvoyClient> FakeConvoyDaemons::ForSocket(const std::string& socket) {
   requested.push_back(socket);
-  return std::make_unique<FakeDaemonConnection>(&At(socket));
+  return std::make_unique<BorrowedClient>(&At(socket));
 }
 
 }  // namespace convoy_flexvolume

@@ -8,6 +8,7 @@
 
 #include "driver/convoy/clock.h"
 #include "driver/convoy/convoy_client.h"
+#include "tests/driver/convoy/borrowed_client.h"
 
 namespace convoy_flexvolume {
 
@@ -39,28 +40,11 @@ class MockClientFactory : public ConvoyClientFactory {
   }
   std::unique_ptr<ConvoyClient> ForSocket(const std::string& socket) override {
     requested.push_back(socket);
-    return std::make_unique<Forwarder>(&At(socket));
+    return std::make_unique<BorrowedClient>(&At(socket));
   }
   std::vector<std::string> requested;
 
  private:
-  // The driver owns what ForSocket returns; the mock stays with the test.
-  class Forwarder : public ConvoyClient {
-   public:
-    explicit Forwarder(MockConvoyClient* target) : t_(target) {}
-    std::string Endpoint() const override { return t_->Endpoint(); }
-    VolumeInfo Create(const CreateRequest& r) override { return t_->Create(r); }
-    std::optional<VolumeInfo> Inspect(const std::string& n) override { return t_->Inspect(n); }
-    std::map<std::string, VolumeInfo> List() override { return t_->List(); }
-    std::string Mount(const MountRequest& r) override { return t_->Mount(r); }
-    void Umount(const std::string& n) override { t_->Umount(n); }
-    bool Delete(const std::string& n, bool ref) override { return t_->Delete(n, ref); }
-    ApiProbe ProbeApi() override { return t_->ProbeApi(); }
-    std::string DaemonInstance() const override { return t_->DaemonInstance(); }
-
-   private:
-    MockConvoyClient* t_;
-  };
   std::map<std::string, std::unique_ptr<::testing::StrictMock<MockConvoyClient>>> clients_;
 };
 

@@ -27,25 +27,6 @@ using flexkit::testing::RunProcess;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// The processes, zombies left out, whose environment holds `entry`
-// ("NAME=value"): a program and every descendant that inherited it.
-std::vector<pid_t> LiveProcessesCarrying(const std::string& entry) {
-  std::vector<pid_t> found;
-  for (const auto& proc : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = proc.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = flexkit::testing::ReadFileText(proc.path().string() + "/stat");
-    const size_t comm_end = stat.rfind(')');
-    if (comm_end == std::string::npos || stat.compare(comm_end, 3, ") Z") == 0) continue;
-    const std::string env =
-        std::string(1, '\0') + flexkit::testing::ReadFileText(proc.path().string() + "/environ");
-    if (env.find(std::string(1, '\0') + entry + std::string(1, '\0')) != std::string::npos) {
-      found.push_back(static_cast<pid_t>(std::stol(name)));
-    }
-  }
-  return found;
-}
-
 std::string CrashDriver() { return BuiltBinary("tests/driver/sdk/flexkit-crash-driver"); }
 std::string TmpfsBinary() { return BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs"); }
 
@@ -102,7 +83,7 @@ TEST(ExecDriver, NoiseFromLibrariesAndChildrenNeverReachesKubelet) {
   const std::string marker = "FLEXKIT_EXEC_DRIVER_TEST=" + dir.path();
   ProcessResult r = RunProcess({CrashDriver(), "mountdevice", "/d", "/dev/x", "{}"},
                                WithEnv("FLEXKIT_EXEC_DRIVER_TEST", dir.path()));
-  const std::vector<pid_t> children = LiveProcessesCarrying(marker);
+  const std::vector<pid_t> children = flexkit::testing::LiveProcessesCarrying(marker);
   for (pid_t child : children) ::kill(child, SIGKILL);
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 0);
