@@ -295,6 +295,15 @@ void CaseContext::AddSecret(const std::string& raw) {
   secrets_.push_back(sim::Base64(raw));
 }
 
+std::vector<std::string> CaseContext::OwnSecrets() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> own;
+  for (const auto& s : secrets_) {
+    if (s.find(unique_prefix_) != std::string::npos) own.push_back(s);
+  }
+  return own;
+}
+
 sim::Redactor CaseContext::redactor() const {
   std::lock_guard lock(mutex_);
   return redactor_;

@@ -223,6 +223,9 @@ class CaseContext {
   std::string Redact(std::string text) const;
   // What Redact applies, for text made after the case is gone.
   sim::Redactor redactor() const;
+  // The secrets only this case sent (they carry its unique prefix): a
+  // file that holds one is the case's, whatever its name (leak_audit.h).
+  std::vector<std::string> OwnSecrets() const;
   // How many mounts the node's namespace has at `target` (stacking shows).
   std::size_t MountCount(sim::Node& n, const std::string& target) const;
   // The options of the (topmost) mount at `target`, "" when none.

@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string_view>
+#include <system_error>
 #include <thread>
 
 #include "conformance/background_process.h"
@@ -98,6 +99,96 @@ void ListFiles(const std::string& dir, std::set<std::string>& out) {
     if (ec) break;
     if (!it->is_directory(ec)) out.insert(it->path().string());
   }
+}
+
+// Removes `path` and what it holds, unless a mount is at or under it (a
+// mount the audit did not take as the case's is not the audit's to empty).
+std::string RemoveUnlessMountedUnder(const std::string& path) {
+  for (const auto& m : sim::ReadMountTable(::getpid())) {
+    if (m.target == path || Under(m.target, path)) return "a mount is under it: " + m.target;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  return ec ? ec.message() : "";
+}
+
+// Entries of the scratch places and of their dirs, the run dir's subtree
+// left out. A dir of thousands (a build cache) is listed no further than
+// its first 4096 entries.
+std::set<std::string> ScratchEntries(const std::string& run_dir) {
+  std::set<std::string> out;
+  auto list = [&](const std::string& dir, std::vector<std::string>* dirs) {
+    std::error_code ec;
+    std::size_t n = 0;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end && n < 4096;
+         it.increment(ec), ++n) {
+      const std::string path = it->path().string();
+      // mount(8)'s own table (libmount's utab), made by the first mount of
+      // a fresh machine, whoever calls it.
+      if (path == run_dir || Under(path, run_dir) || path == "/run/mount") continue;
+      out.insert(path);
+      std::error_code type_ec;
+      if (dirs && it->symlink_status(type_ec).type() == std::filesystem::file_type::directory)
+        dirs->push_back(path);
+    }
+  };
+  for (const auto& place : kScratchPlaces) {
+    std::vector<std::string> dirs;
+    list(place, &dirs);
+    for (const auto& d : dirs) list(d, nullptr);
+  }
+  return out;
+}
+
+// The new entries, top-most only: an entry in a new dir goes with it.
+std::vector<std::string> TopMostAdded(const std::set<std::string>& before,
+                                      const std::set<std::string>& after) {
+  std::vector<std::string> added;
+  for (const auto& path : after) {
+    if (before.count(path)) continue;
+    const std::string parent = std::filesystem::path(path).parent_path().string();
+    if (!before.count(parent) && after.count(parent)) continue;
+    added.push_back(path);
+  }
+  return added;
+}
+
+// Whether `path` is one the profile's volume options name: a template's
+// expansion ("/srv/{{unique}}.img") or a fixed path and what it holds.
+bool BackendPath(const std::string& path, const std::vector<std::string>& templates) {
+  const std::string hole = "{{unique}}";
+  for (const auto& t : templates) {
+    const auto at = t.find(hole);
+    if (at == std::string::npos) {
+      if (path == t || Under(path, t)) return true;
+      continue;
+    }
+    const std::string head = t.substr(0, at), tail = t.substr(at + hole.size());
+    const std::string tail_dir = tail.substr(0, tail.find('/'));  // "{{unique}}/data": its dir
+    if (path.size() >= head.size() + tail_dir.size() && path.compare(0, head.size(), head) == 0 &&
+        path.compare(path.size() - tail_dir.size(), tail_dir.size(), tail_dir) == 0 &&
+        path.find('/', head.size()) == std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+// Whether the regular file at `path` (up to 1 MiB) holds one of `secrets`.
+bool HoldsASecret(const std::string& path, const std::vector<std::string>& secrets) {
+  std::error_code ec;
+  if (secrets.empty() ||
+      !std::filesystem::is_regular_file(std::filesystem::symlink_status(path, ec)) ||
+      std::filesystem::file_size(path, ec) > (1u << 20) || ec)
+    return false;
+  std::string text;
+  try {
+    text = platform::ReadWholeFile(path);
+  } catch (const std::system_error&) {
+    return false;  // gone meanwhile, or not ours to read
+  }
+  return std::any_of(secrets.begin(), secrets.end(), [&text](const std::string& s) {
+    return !s.empty() && text.find(s) != std::string::npos;
+  });
 }
 
 }  // namespace
@@ -206,6 +297,7 @@ HostSnapshot TakeHostSnapshot(const std::string& run_dir, pid_t root) {
     if (stat.state != 'Z') s.processes[pid] = stat.start_time;
   }
   s.descendants = DescendantsIn(table, root);
+  s.scratch = ScratchEntries(s.run_dir);
   return s;
 }
 
@@ -215,6 +307,16 @@ NodeSnapshot TakeNodeSnapshot(const sim::Node& node) {
   ListFiles(node.kubelet_root(), s.files);
   ListFiles(node.plugin_dir(), s.files);
   return s;
+}
+
+std::vector<std::string> ScratchEntriesAdded(const HostSnapshot& run_start,
+                                             const HostSnapshot& now) {
+  std::vector<std::string> left;
+  for (const auto& path : TopMostAdded(run_start.scratch, now.scratch)) {
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::symlink_status(path, ec))) left.push_back(path);
+  }
+  return left;
 }
 
 std::vector<std::string> CompareHost(const HostSnapshot& before, const HostSnapshot& after) {
@@ -312,6 +414,26 @@ std::vector<HostLeak> FindHostLeaks(const HostSnapshot& before, const HostSnapsh
     leaks.push_back({HostLeak::Kind::kLoop, "/dev/" + name,
                      "loop device left: " + name + " -> " + after.loops.at(name)});
   }
+  // Scratch entries, parents before children (the set's order): one named
+  // for the case, or a file holding a secret only it sent, and nothing
+  // under an entry already taken.
+  std::vector<std::string> taken;
+  for (const auto& path : after.scratch) {
+    if (before.scratch.count(path) || BackendPath(path, marks.backend_paths)) continue;
+    if (std::any_of(taken.begin(), taken.end(),
+                    [&path](const std::string& t) { return Under(path, t); }))
+      continue;
+    std::error_code ec;
+    const bool dir = std::filesystem::is_directory(std::filesystem::symlink_status(path, ec));
+    if (named(std::filesystem::path(path).filename().string())) {
+      taken.push_back(path);
+      leaks.push_back({HostLeak::Kind::kFile, path,
+                       std::string(dir ? "dir" : "file") + " left in a scratch place: " + path});
+    } else if (HoldsASecret(path, marks.secrets)) {
+      leaks.push_back({HostLeak::Kind::kSecretFile, path,
+                       "file left in a scratch place holding a secret the case sent: " + path});
+    }
+  }
   return leaks;
 }
 
@@ -349,6 +471,12 @@ std::vector<std::string> ReclaimHostLeaks(const std::vector<HostLeak>& leaks) {
       case HostLeak::Kind::kLoop:
         failed = Tool({"losetup", "-d", l.id});
         break;
+      case HostLeak::Kind::kFile:
+        failed = RemoveUnlessMountedUnder(l.id);
+        break;
+      case HostLeak::Kind::kSecretFile:
+        lines[i] = l.what + " (left: not named for the case, it may be a log other cases share)";
+        continue;
     }
     lines[i] = l.what + (failed.empty() ? " (reclaimed)" : " (could not reclaim: " + failed + ")");
   }

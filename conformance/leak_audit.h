@@ -20,9 +20,14 @@
 
 namespace flexkit::conform {
 
+// The host's common scratch places, where drivers keep credentials files,
+// clones, locks and logs (anchors F26).
+inline const std::vector<std::string> kScratchPlaces = {"/tmp", "/var/tmp", "/run", "/dev/shm"};
+
 // The host as a case may change it, whatever the driver under test does:
 // every mount of flexconform's namespace, every loop, device-mapper and
-// connected nbd device, every process.
+// connected nbd device, every process, and the entries of the scratch
+// places.
 struct HostSnapshot {
   std::string run_dir;                       // resolved
   std::vector<sim::MountEntry> mounts;       // in flexconform's namespace
@@ -31,6 +36,9 @@ struct HostSnapshot {
   std::map<std::string, std::string> nbd;    // "nbd0" -> the pid serving it (connected only)
   std::map<pid_t, std::string> processes;    // pid -> start time (tells a reused pid apart)
   std::set<pid_t> descendants;               // processes descended from `root`
+  // Entries of kScratchPlaces and of their dirs ("/tmp/x", "/tmp/x/y"),
+  // symlinks not followed, the run dir and what it holds left out.
+  std::set<std::string> scratch;
 };
 // `root`: flexconform itself, or the worker of a case stopped mid-run.
 HostSnapshot TakeHostSnapshot(const std::string& run_dir, pid_t root = ::getpid());
@@ -57,15 +65,24 @@ std::string CommandLine(pid_t pid);
 // "vol-<prefix>-1"), which a driver's backing files and device names
 // usually carry. What another flexconform run (another prefix, another
 // case dir) or anything else on the machine made is not the case's.
+// A scratch entry is the case's when its name carries the unique prefix,
+// or when it is a file holding a secret only this case sent (a credentials
+// file under a random name).
 struct CaseMarks {
   std::string case_dir;
   std::string unique_prefix;
+  std::vector<std::string> secrets = {};  // raw values of this case alone
+  // Paths the profile's volume options name ("/srv/{{unique}}.img", a
+  // share's dir): the backend's data, which outlives a volume's teardown.
+  std::vector<std::string> backend_paths = {};
 };
 
 struct HostLeak {
-  enum class Kind { kProcess, kMount, kDeviceMapper, kNbd, kLoop };
+  // In reclaim order: each frees what the next may need (a process holds
+  // a mount, a mount its device, a loop device its backing file).
+  enum class Kind { kProcess, kMount, kDeviceMapper, kNbd, kLoop, kFile, kSecretFile };
   Kind kind;
-  std::string id;    // pid, mount target, dm name, /dev/nbdN, /dev/loopN
+  std::string id;    // pid, mount target, dm name, /dev/nbdN, /dev/loopN, path
   std::string what;  // "loop device left: loop7 -> /srv/vol-r1c2-1.img"
 };
 
@@ -75,13 +92,15 @@ struct HostLeak {
 // FLEXCONFORM_CASE_DIR, or descended from flexconform; a loop device whose
 // backing file, a mount whose source or target, a dm device whose name
 // names the case's prefix; a dm device over such a loop device; an nbd
-// device served by such a process).
+// device served by such a process; a scratch entry as CaseMarks says).
 std::vector<HostLeak> FindHostLeaks(const HostSnapshot& before, const HostSnapshot& after,
                                     const CaseMarks& marks);
 // Takes each leak back, in the order that frees the others (processes
 // killed, mounts unmounted deepest first, dm devices removed, nbd devices
-// disconnected, loop devices detached); returns one line per leak saying
-// what happened to it.
+// disconnected, loop devices detached, scratch entries named for the case
+// removed; a file that holds the case's secret but not its name may be a
+// log other cases share, and stays); returns one line per leak saying what
+// happened to it.
 std::vector<std::string> ReclaimHostLeaks(const std::vector<HostLeak>& leaks);
 
 struct NodeSnapshot {
@@ -89,6 +108,12 @@ struct NodeSnapshot {
   std::set<std::string> files;  // regular files under the node's kubelet root and plugin dir
 };
 NodeSnapshot TakeNodeSnapshot(const sim::Node& node);
+
+// The scratch entries new since `run_start` that are still there: what
+// the run left that no case's marks claim (a driver's log, a file under a
+// random name), or another program's. The top-most new entry of each.
+std::vector<std::string> ScratchEntriesAdded(const HostSnapshot& run_start,
+                                             const HostSnapshot& now);
 
 // "what leaked" lines under the run dir alone; empty when nothing did.
 std::vector<std::string> CompareHost(const HostSnapshot& before, const HostSnapshot& after);

@@ -118,10 +118,10 @@ void RunAndJudge(const Case& c, CaseContext& ctx, Fixture& fixture,
 
 // What the case left on the host outside its nodes: a FAIL, and reclaimed
 // unless --keep.
-void JudgeHostLeaks(const HostSnapshot& run_start, const std::string& case_dir,
-                    const std::string& unique, bool keep, CaseResult& r) {
-  const std::string run_dir = std::filesystem::path(case_dir).parent_path().string();
-  auto host_leaks = FindHostLeaks(run_start, TakeHostSnapshot(run_dir), {case_dir, unique});
+void JudgeHostLeaks(const HostSnapshot& run_start, const CaseMarks& marks, bool keep,
+                    CaseResult& r) {
+  const std::string run_dir = std::filesystem::path(marks.case_dir).parent_path().string();
+  auto host_leaks = FindHostLeaks(run_start, TakeHostSnapshot(run_dir), marks);
   if (!host_leaks.empty()) {
     std::vector<std::string> lines;
     if (keep) {
@@ -131,6 +131,20 @@ void JudgeHostLeaks(const HostSnapshot& run_start, const std::string& case_dir,
     }
     SetFail(r, "F26 no-leaks: a case leaves nothing behind", Join(lines, "; "));
   }
+}
+
+// What the run left in the host's scratch places that no case's marks
+// claim: "" when nothing.
+std::string ScratchNote(const HostSnapshot& run_start, const HostSnapshot& now) {
+  const auto left = ScratchEntriesAdded(run_start, now);
+  if (left.empty()) return "";
+  constexpr std::size_t kShown = 10;
+  std::vector<std::string> shown(left.begin(), left.begin() + std::min(left.size(), kShown));
+  if (left.size() > kShown)
+    shown.push_back("and " + std::to_string(left.size() - kShown) + " more");
+  return "left in the host's scratch places during the run and named for no case (a driver's "
+         "log, or credentials or state under names of its own, or another program's): " +
+         Join(shown, ", ");
 }
 
 // Whys quote drivers' replies and leftover processes' command lines, which
@@ -154,6 +168,10 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
   r.tags = c.tags;
   std::filesystem::create_directories(case_dir);
   sim::Redactor redactor;  // the case's secrets, kept past its context
+  CaseMarks marks{case_dir, unique, {}, {}};
+  for (const auto& [key, value] : profile.volume_options) {
+    if (!value.empty() && value.front() == '/') marks.backend_paths.push_back(value);
+  }
   {
     std::unique_ptr<Fixture> fixture;
     CallTiming timing(runner);
@@ -183,9 +201,12 @@ CaseResult RunOne(const DriverProfile& profile, const Case& c, const std::string
         });
       }
     }
-    if (ctx) redactor = ctx->redactor();
+    if (ctx) {
+      redactor = ctx->redactor();
+      marks.secrets = ctx->OwnSecrets();
+    }
   }  // nodes end here: their namespaces and holders are gone
-  JudgeHostLeaks(run_start, case_dir, unique, settings.keep, r);
+  JudgeHostLeaks(run_start, marks, settings.keep, r);
   RedactWhys(redactor, r);
   if (!settings.keep) {
     std::error_code ec;
@@ -547,6 +568,8 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
                             std::to_string(cases.size() - summary.results.size()) + " of " +
                             std::to_string(cases.size()) + " cases not run");
   for (auto& note : HangNotes(hangs, profile)) summary.notes.push_back(std::move(note));
+  if (auto note = ScratchNote(run_start, TakeHostSnapshot(summary.run_dir)); !note.empty())
+    summary.notes.push_back(std::move(note));
   if (!settings.keep) {
     std::error_code ec;
     std::filesystem::remove_all(summary.run_dir, ec);

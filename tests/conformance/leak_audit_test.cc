@@ -13,8 +13,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "simulator/node.h"
 #include "tests/support/subprocess.h"
@@ -221,6 +223,91 @@ TEST(LeakAudit, ANodeProcessExitingWithinTheGraceIsNotLeftOneThatStaysIs) {
   ASSERT_EQ(leaks.size(), 1u) << ::testing::PrintToString(leaks);
   EXPECT_NE(leaks[0].find("process left in the namespace"), std::string::npos) << leaks[0];
   EXPECT_NE(leaks[0].find("sleep 30"), std::string::npos) << leaks[0];
+}
+
+// Scratch-place entries the test makes in /tmp, removed whatever the audit
+// did; the prefix is this process's, so a parallel test's files are not ours.
+class ScratchFiles {
+ public:
+  ScratchFiles() : prefix_("r" + std::to_string(::getpid()) + "s") {}
+  ~ScratchFiles() {
+    std::error_code ec;
+    for (const auto& p : made_) fs::remove_all(p, ec);
+  }
+  const std::string& prefix() const { return prefix_; }
+  std::string Make(const std::string& name, const std::string& content = "") {
+    const std::string path = "/tmp/" + name;
+    fs::create_directories(fs::path(path).parent_path());
+    std::ofstream(path) << content;
+    made_.push_back(fs::path("/tmp") / fs::path(name).begin()->string());
+    return path;
+  }
+
+ private:
+  std::string prefix_;
+  std::vector<std::string> made_;
+};
+
+// A credentials file named for the volume, and a clone in a dir the driver
+// made for all its volumes, are the case's by their names, and removed;
+// what carries no case's name is the run's to report, not the case's.
+TEST(LeakAudit, AScratchEntryNamedForTheCaseIsLeftAndRemoved) {
+  flexkit::testing::TempDir run("leak-audit-run");
+  ScratchFiles files;
+  const std::string p = files.prefix();
+  const HostSnapshot before = TakeHostSnapshot(run.path());
+  const std::string cred = files.Make("flexkit-cred-vol-" + p + "-1");
+  const std::string clone = files.Make("flexkit-clones-" + p + "/vol-" + p + "-2/HEAD", "ref");
+  const std::string log = files.Make("flexkit-driver-" + p + ".log", "mounted vol-" + p + "-1");
+  const HostSnapshot after = TakeHostSnapshot(run.path());
+  const auto leaks = FindHostLeaks(before, after, {run.Join("5"), p});
+  std::set<std::string> ids;
+  for (const auto& l : leaks) ids.insert(l.id);
+  EXPECT_EQ(ids, (std::set<std::string>{cred, fs::path(clone).parent_path().string()}));
+  const auto lines = ReclaimHostLeaks(leaks);
+  for (const auto& line : lines) EXPECT_NE(line.find("(reclaimed)"), std::string::npos) << line;
+  EXPECT_FALSE(fs::exists(cred));
+  EXPECT_FALSE(fs::exists(fs::path(clone).parent_path()));
+  const auto left = ScratchEntriesAdded(before, TakeHostSnapshot(run.path()));
+  EXPECT_NE(std::find(left.begin(), left.end(), log), left.end()) << ::testing::PrintToString(left);
+  EXPECT_NE(std::find(left.begin(), left.end(), "/tmp/flexkit-clones-" + p), left.end());
+  EXPECT_EQ(std::find(left.begin(), left.end(), cred), left.end());
+}
+
+// A credentials file under a random name is the case's when it holds a
+// secret only the case sent; it may be a log other cases write too, so it
+// is reported and kept.
+TEST(LeakAudit, AFileHoldingTheCasesOwnSecretIsLeftAndKept) {
+  flexkit::testing::TempDir run("leak-audit-run");
+  ScratchFiles files;
+  const std::string p = files.prefix();
+  const HostSnapshot before = TakeHostSnapshot(run.path());
+  const std::string creds = files.Make("flexkit-creds." + p + "XyZ12", "password=pw-" + p + "-7\n");
+  files.Make("flexkit-other." + p, "password=someone-else's\n");
+  CaseMarks marks{run.Join("5"), p, {"pw-" + p + "-7"}, {}};
+  const auto leaks = FindHostLeaks(before, TakeHostSnapshot(run.path()), marks);
+  ASSERT_EQ(leaks.size(), 1u);
+  EXPECT_EQ(leaks[0].id, creds);
+  const auto lines = ReclaimHostLeaks(leaks);
+  EXPECT_NE(lines[0].find("holding a secret the case sent"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("(left:"), std::string::npos) << lines[0];
+  EXPECT_TRUE(fs::exists(creds));
+}
+
+// What the profile's volume options name (an image per volume, a share's
+// dir) is the backend's data, which outlives the volume's teardown.
+TEST(LeakAudit, APathTheProfileNamesIsTheBackendsNotALeak) {
+  flexkit::testing::TempDir run("leak-audit-run");
+  ScratchFiles files;
+  const std::string p = files.prefix();
+  const HostSnapshot before = TakeHostSnapshot(run.path());
+  files.Make("flexkit-images-" + p + "/vol-" + p + "-1.img");
+  files.Make("flexkit-share-" + p + "/vol-" + p + "-2/data");
+  CaseMarks marks{run.Join("5"),
+                  p,
+                  {},
+                  {"/tmp/flexkit-images-" + p + "/{{unique}}.img", "/tmp/flexkit-share-" + p}};
+  EXPECT_TRUE(FindHostLeaks(before, TakeHostSnapshot(run.path()), marks).empty());
 }
 
 }  // namespace

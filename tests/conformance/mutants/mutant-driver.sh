@@ -83,6 +83,9 @@ case "$1" in
         eval "password=\"$decoded\""
       # The secret as kubelet sent it (base64) handed to the mount.
       [ "$defect" = secret-undecoded ] && source="flexkit-mutant:$value"
+      # A credentials file under a random name, which unmount never removes.
+      [ "$defect" = credentials-file-left ] &&
+        printf '%s=%s\n' "${key#kubernetes.io/secret/}" "$decoded" >>"${creds:=$(mktemp /tmp/flexkit-mutant-creds.XXXXXX)}"
     done
     if [ "$defect" != mount-not-idempotent ] && is_mounted "$dir"; then
       # "ensure mounted" that also "fixes" the options: a read-only mount turns read-write.
@@ -109,6 +112,8 @@ case "$1" in
         mount -t tmpfs -o "$flags" "${source:-flexkit-mutant}" "$dir" >/dev/null 2>&1 || fail "mount tmpfs on $dir" ;;
     esac
     [ "$defect" = stderr-log ] && echo "mounted tmpfs on $dir" >&2
+    # The volume's state kept in a scratch place, which unmount never removes.
+    [ "$defect" = scratch-file-left ] && : >"/run/flexkit-mutant-$(basename "$dir").state"
     [ "$defect" = leaked-child ] && sleep 300 &
     [ "$defect" = leaked-daemon ] && (sleep 300 >/dev/null 2>&1 </dev/null &)
     if [ -n "$message" ]; then
