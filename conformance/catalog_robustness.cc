@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "conformance/catalog.h"
+#include "conformance/helper_calls.h"
 
 namespace flexkit::conform {
 namespace {
@@ -46,15 +47,32 @@ std::vector<std::string> HostileSecretKeys(const DriverProfile& p) {
   return keys;
 }
 
+// A value whose commas made mount options of their own (`-o
+// username=$user`): judged on what the mount helpers got, whether or not
+// the mount then succeeded.
+void CheckNotSplitIntoOptions(CaseContext& c, const HelperRecorder& helpers,
+                              const std::string& input, const std::string& value) {
+  if (!SplitIntoOptions(helpers.Calls(), value)) return;
+  c.Record("F24 data-not-code: option values, secrets and paths are data, never code",
+           input +
+               ": its value reached a mount helper split at its commas into mount options "
+               "of their own (pasted into -o unescaped: a value can add any option, rw or "
+               "exec among them); pass it in a credentials file or the helper's environment, "
+               "or refuse a value with a comma");
+}
+
 void HostileSecretValues(CaseContext& c) {
   auto& n = c.node();
+  HelperRecorder helpers(n, c.case_dir());
   for (const auto& key : HostileSecretKeys(c.profile())) {
     for (const auto& value : HostileValues(c, "secret " + key)) {
       auto pod = c.Pod("pod");
       c.AddSecret(value);
       pod.secret[key] = value;
+      helpers.Clear();
       auto v =
           SetUpOrRefused(c, n, c.Volume(c.Unique("vol")), pod, "a hostile value of secret " + key);
+      CheckNotSplitIntoOptions(c, helpers, "secret " + key, value);
       if (v && !v->driver_mounted)
         c.Skip("capability: mount is Not supported, so the driver never sees secrets");
       if (v) CheckDataRoundTrip(c, *v);
@@ -78,12 +96,15 @@ std::vector<std::string> HostileOptionKeys(const DriverProfile& p) {
 
 void HostileOptionValues(CaseContext& c) {
   auto& n = c.node();
+  HelperRecorder helpers(n, c.case_dir());
   for (const auto& key : HostileOptionKeys(c.profile())) {
     for (const auto& value : HostileValues(c, "option " + key)) {
       auto spec = c.Volume(c.Unique("vol"));
       spec.options[key] = value;
-      if (auto v = SetUpOrRefused(c, n, spec, c.Pod("pod"), "a hostile value of option " + key))
-        CheckDataRoundTrip(c, *v);
+      helpers.Clear();
+      auto v = SetUpOrRefused(c, n, spec, c.Pod("pod"), "a hostile value of option " + key);
+      CheckNotSplitIntoOptions(c, helpers, "option " + key, value);
+      if (v) CheckDataRoundTrip(c, *v);
       TearDownAll(c);
     }
   }

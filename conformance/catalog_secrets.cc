@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "conformance/catalog.h"
+#include "conformance/helper_calls.h"
 #include "simulator/options_builder.h"
 
 namespace flexkit::conform {
@@ -34,7 +35,8 @@ void SecretsNotLeaked(CaseContext& c) {
 
 // Where a driver puts a secret it decoded: the mount table (a mount
 // helper's source or options), files in the volume, and files it writes
-// in the node's common scratch places (a credentials file). Each file up
+// in the node's common scratch places (a credentials file); the case adds
+// what its mount helpers got (helper_calls.h). Each file up
 // to 1 MiB, found within two levels.
 std::map<std::string, std::string> PlacesADecodedSecretGoes(CaseContext& c, sim::Node& n,
                                                             const std::string& pod_dir) {
@@ -95,10 +97,18 @@ void SecretsDecodedBeforeUse(CaseContext& c) {
       c.AddSecret(pod.secret[key]);
     }
   }
+  HelperRecorder helpers(n, c.case_dir());
   auto v = c.SetUp(n, c.Volume(c.Unique("vol")), pod);
   if (!v.driver_mounted)
     c.Skip("capability: mount is Not supported, so the driver never sees secrets");
-  const auto places = PlacesADecodedSecretGoes(c, n, v.pod_dir);
+  auto places = PlacesADecodedSecretGoes(c, n, v.pod_dir);
+  for (const auto& call : helpers.Calls()) {
+    const std::string helper = std::filesystem::path(call.argv.front()).filename().string();
+    std::string argv;
+    for (const auto& a : call.argv) argv += (argv.empty() ? "" : " ") + a;
+    places["the argv of " + helper] += argv + "\n";
+    places["the environment of " + helper] += call.environment;
+  }
   for (const auto& [key, raw] : pod.secret) {
     const std::string encoded = sim::Base64(raw);
     // Too short to tell from other text.

@@ -83,6 +83,10 @@ case "$1" in
         eval "password=\"$decoded\""
       # The secret as kubelet sent it (base64) handed to the mount.
       [ "$defect" = secret-undecoded ] && source="flexkit-mutant:$value"
+      # The secret as kubelet sent it (base64) in the mount helper's environment.
+      [ "$defect" = secret-undecoded-in-helper-env ] && helper_env="PASSWD=$value"
+      # The secret pasted into -o unescaped: a comma in it adds options.
+      [ "$defect" = secret-spliced-into-options ] && extra_options="$extra_options,x-flexkit-${key##*/}=$decoded"
       # A credentials file under a random name, which unmount never removes.
       [ "$defect" = credentials-file-left ] &&
         printf '%s=%s\n' "${key#kubernetes.io/secret/}" "$decoded" >>"${creds:=$(mktemp /tmp/flexkit-mutant-creds.XXXXXX)}"
@@ -95,7 +99,9 @@ case "$1" in
       ok
     fi
     [ "$defect" = invalid-option-accepted ] && size=""
-    flags=size=${size:-16m}
+    # The free-text option pasted into -o unescaped.
+    [ "$defect" = option-spliced-into-options ] && [ -n "$share" ] && extra_options=",x-flexkit-share=$share"
+    flags=size=${size:-16m}$extra_options
     if [ "$readwrite" = ro ] && [ "$defect" != ro-ignored ]; then flags="$flags,ro"; fi
     [ "$defect" != fsgroup-legacy-key-only ] && [ -z "$group" ] && group=$legacy_group
     if [ -n "$group" ]; then
@@ -109,7 +115,7 @@ case "$1" in
         mount -t tmpfs -o "$flags" flexkit-mutant "$dir" || fail "mount tmpfs on $dir" ;;
       *)
         mkdir -p "$dir" 2>/dev/null || fail "mkdir $dir"
-        mount -t tmpfs -o "$flags" "${source:-flexkit-mutant}" "$dir" >/dev/null 2>&1 || fail "mount tmpfs on $dir" ;;
+        env ${helper_env:+"$helper_env"} mount -t tmpfs -o "$flags" "${source:-flexkit-mutant}" "$dir" >/dev/null 2>&1 || fail "mount tmpfs on $dir" ;;
     esac
     [ "$defect" = stderr-log ] && echo "mounted tmpfs on $dir" >&2
     # The volume's state kept in a scratch place, which unmount never removes.

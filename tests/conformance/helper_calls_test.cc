@@ -1,0 +1,87 @@
+// What a driver hands its mount helpers: option strings split as libmount
+// splits them, a value's commas told apart from the options around it, and
+// (as root) a recorder that sees mount(8)'s argv and environment in a
+// node's namespace and leaves nothing mounted there.
+#include "conformance/helper_calls.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "simulator/boost_process_runner.h"
+#include "simulator/node.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace flexkit::conform {
+namespace {
+
+using Parts = std::vector<std::string>;
+
+TEST(HelperCalls, OptionStringsInEverySpelling) {
+  HelperCall call{{"mount", "-t", "cifs", "-o", "a=1,b", "-oc", "--options", "d", "--options=e,f",
+                   "//srv/share", "/mnt"},
+                  ""};
+  EXPECT_EQ(MountOptionStrings(call), (Parts{"a=1,b", "c", "d", "e,f"}));
+}
+
+TEST(HelperCalls, SplitsAtCommasOutsideQuotesAndNotAtADoubledOne) {
+  EXPECT_EQ(SplitMountOptions("rw,size=1m"), (Parts{"rw", "size=1m"}));
+  EXPECT_EQ(SplitMountOptions("password=\"a,b\",ro"), (Parts{"password=\"a,b\"", "ro"}));
+  EXPECT_EQ(SplitMountOptions("password=a,,b,ro"), (Parts{"password=a,,b", "ro"}));
+  EXPECT_EQ(SplitMountOptions(""), (Parts{""}));
+}
+
+TEST(HelperCalls, AValueSplitIntoOptionsIsToldFromOneKeptWhole) {
+  const std::string value = "-o remount,rw,exec=x";
+  auto mount = [](const std::string& options) {
+    return std::vector<HelperCall>{{{"mount", "-t", "cifs", "-o", options, "//s/x", "/m"}, ""}};
+  };
+  EXPECT_TRUE(SplitIntoOptions(mount("username=-o remount,rw,exec=x,ro"), value));
+  // Quoted, or with its commas doubled (cifs's escape): one option.
+  EXPECT_FALSE(SplitIntoOptions(mount("username=\"-o remount,rw,exec=x\",ro"), value));
+  EXPECT_FALSE(SplitIntoOptions(mount("username=-o remount,,rw,,exec=x,ro"), value));
+  // rw that is the driver's own, not the value's.
+  EXPECT_FALSE(SplitIntoOptions(mount("rw,username=u"), value));
+  EXPECT_FALSE(SplitIntoOptions(mount("username=u"), "no comma"));
+  // The value as an argument of its own (a path): not options, unless its
+  // leading '-' makes it one ("-o remount,..." is read as -o).
+  EXPECT_FALSE(SplitIntoOptions({{{"mount.cifs", "//s/a,b", "/m"}, ""}}, "//s/a,b"));
+  EXPECT_TRUE(SplitIntoOptions({{{"mount.cifs", "//s/x", "/m", value}, ""}}, value));
+}
+
+// mount(8) run in the node's namespace, as a driver runs it, is recorded
+// with its argv and environment; the host's mount(8) is untouched, and the
+// recorder's binds go with it.
+TEST(HelperCalls, RecordsMountInTheNodeAndLeavesNothingMounted) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir run("helper-calls");
+  sim::Node node("n1", run.path());
+  const auto mounts_before = node.Mounts()->size();
+  {
+    HelperRecorder helpers(node, run.path());
+    ASSERT_EQ(helpers.skipped(), "");
+    sim::ProcessSpec spec;
+    spec.executable = "/bin/sh";
+    spec.args = {"-c", "PASSWD=s3cret mount -o remount,ro /nonexistent-flexkit 2>/dev/null; :"};
+    spec.namespace_fd = node.namespace_fd();
+    ASSERT_TRUE(sim::BoostProcessRunner().Run(spec).exit.ok());
+    const auto calls = helpers.Calls();
+    ASSERT_EQ(calls.size(), 1u);
+    EXPECT_EQ(std::filesystem::path(calls[0].argv.front()).filename(), "mount");
+    EXPECT_EQ(MountOptionStrings(calls[0]), (Parts{"remount,ro"}));
+    EXPECT_NE(calls[0].environment.find("PASSWD='s3cret'"), std::string::npos)
+        << calls[0].environment;
+    // The host's mount(8) is its own.
+    EXPECT_EQ(flexkit::testing::ReadFileText("/usr/bin/mount").rfind("#!/bin/sh", 0),
+              std::string::npos);
+    helpers.Clear();
+    EXPECT_TRUE(helpers.Calls().empty());
+  }
+  EXPECT_EQ(node.Mounts()->size(), mounts_before);
+}
+
+}  // namespace
+}  // namespace flexkit::conform
