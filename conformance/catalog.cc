@@ -153,6 +153,11 @@ std::optional<PodVolume> SetUpOrRefused(CaseContext& c, sim::Node& n, const sim:
   }
 }
 
+std::vector<std::string> MountHelperDirs(const CaseContext& c, const sim::Node& n) {
+  return {"/usr/bin", "/bin", "/usr/sbin", "/sbin",
+          n.plugin_dir() + "/" + sim::EscapeDriverName(c.profile().driver_name)};
+}
+
 void TearDownAll(CaseContext& c) {
   auto errors = c.tracker().UnwindAll();
   if (!errors.empty())

@@ -10,8 +10,10 @@
 // executing part of it); every call checks none appeared. Also: volumes
 // whose paths share a prefix (F25), concurrent calls on different volumes.
 // Hangs and held pipes (F16, F17) are checked on every call of every case.
+#include <cctype>
 #include <exception>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "conformance/catalog.h"
@@ -47,23 +49,29 @@ std::vector<std::string> HostileSecretKeys(const DriverProfile& p) {
   return keys;
 }
 
-// A value whose commas made mount options of their own (`-o
-// username=$user`): judged on what the mount helpers got, whether or not
-// the mount then succeeded.
-void CheckNotSplitIntoOptions(CaseContext& c, const HelperRecorder& helpers,
-                              const std::string& input, const std::string& value) {
-  if (!SplitIntoOptions(helpers.Calls(), value)) return;
+// A value that became mount options: its commas split it (`-o
+// username=$user`), or its leading '-' made it one. Judged on what the
+// mount helpers got, whether or not the mount then succeeded. An option
+// named for mount options (mountOptions, options) is a list by design.
+void CheckNotMadeOptions(CaseContext& c, const HelperRecorder& helpers, const std::string& input,
+                         const std::string& value, std::set<std::string>& reported) {
+  if (reported.count(input)) return;  // once per input, not once per hostile value
+  std::string lower = input;
+  for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower.rfind("option ", 0) == 0 && lower.find("option", 7) != std::string::npos) return;
+  const std::string how = ValueAsOptions(helpers.Calls(), value);
+  if (how.empty()) return;
+  reported.insert(input);
   c.Record("F24 data-not-code: option values, secrets and paths are data, never code",
-           input +
-               ": its value reached a mount helper split at its commas into mount options "
-               "of their own (pasted into -o unescaped: a value can add any option, rw or "
-               "exec among them); pass it in a credentials file or the helper's environment, "
-               "or refuse a value with a comma");
+           input + ": its value " + how +
+               " (a value can then add any mount option, rw or exec "
+               "among them)");
 }
 
 void HostileSecretValues(CaseContext& c) {
   auto& n = c.node();
-  HelperRecorder helpers(n, c.case_dir());
+  HelperRecorder helpers(n, c.case_dir(), MountHelperDirs(c, n));
+  std::set<std::string> reported;
   for (const auto& key : HostileSecretKeys(c.profile())) {
     for (const auto& value : HostileValues(c, "secret " + key)) {
       auto pod = c.Pod("pod");
@@ -72,7 +80,7 @@ void HostileSecretValues(CaseContext& c) {
       helpers.Clear();
       auto v =
           SetUpOrRefused(c, n, c.Volume(c.Unique("vol")), pod, "a hostile value of secret " + key);
-      CheckNotSplitIntoOptions(c, helpers, "secret " + key, value);
+      CheckNotMadeOptions(c, helpers, "secret " + key, value, reported);
       if (v && !v->driver_mounted)
         c.Skip("capability: mount is Not supported, so the driver never sees secrets");
       if (v) CheckDataRoundTrip(c, *v);
@@ -96,14 +104,15 @@ std::vector<std::string> HostileOptionKeys(const DriverProfile& p) {
 
 void HostileOptionValues(CaseContext& c) {
   auto& n = c.node();
-  HelperRecorder helpers(n, c.case_dir());
+  HelperRecorder helpers(n, c.case_dir(), MountHelperDirs(c, n));
+  std::set<std::string> reported;
   for (const auto& key : HostileOptionKeys(c.profile())) {
     for (const auto& value : HostileValues(c, "option " + key)) {
       auto spec = c.Volume(c.Unique("vol"));
       spec.options[key] = value;
       helpers.Clear();
       auto v = SetUpOrRefused(c, n, spec, c.Pod("pod"), "a hostile value of option " + key);
-      CheckNotSplitIntoOptions(c, helpers, "option " + key, value);
+      CheckNotMadeOptions(c, helpers, "option " + key, value, reported);
       if (v) CheckDataRoundTrip(c, *v);
       TearDownAll(c);
     }

@@ -7,6 +7,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <system_error>
 
@@ -17,20 +18,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// mount(8) and every /sbin/mount.<type>, each once by its real path (one
-// file has several names on a merged /usr).
-std::vector<std::string> MountHelpers() {
-  std::set<std::string> found;
-  for (const char* dir : {"/usr/bin", "/bin", "/usr/sbin", "/sbin"}) {
+// mount(8) and every /sbin/mount.<type>: each file once by its real path
+// (one file has several names on a merged /usr, and a helper may be a
+// symlink to a program that reads the name it was called by), with the
+// names it is called by.
+std::map<std::string, std::set<std::string>> MountHelpers(const std::vector<std::string>& dirs) {
+  std::map<std::string, std::set<std::string>> found;
+  for (const auto& dir : dirs) {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       const std::string name = e.path().filename().string();
       if (name != "mount" && name.rfind("mount.", 0) != 0) continue;
       const fs::path real = fs::weakly_canonical(e.path(), ec);
-      if (!ec && fs::is_regular_file(real, ec)) found.insert(real.string());
+      if (!ec && fs::is_regular_file(real, ec)) found[real.string()].insert(name);
     }
   }
-  return {found.begin(), found.end()};
+  return found;
 }
 
 std::string SingleQuoted(const std::string& s) {
@@ -40,13 +43,24 @@ std::string SingleQuoted(const std::string& s) {
 }
 
 // Shell builtins only: the driver may run the helper with an empty PATH.
-std::string WrapperScript(const std::string& calls_dir, const std::string& real) {
+// `real_dir` holds the real helper under each name it is called by.
+std::string WrapperScript(const std::string& calls_dir, const std::string& real_dir) {
   const std::string call = SingleQuoted(calls_dir + "/") + "$$";
+  const std::string dir = SingleQuoted(real_dir + "/");
   return "#!/bin/sh\n"
          "# flexconform: records this call (argv, exported environment), then runs the helper\n"
          "printf '%s\\0' \"$0\" \"$@\" >" +
-         call + ".argv 2>/dev/null\n" + "export -p >" + call + ".env 2>/dev/null\n" + "exec " +
-         SingleQuoted(real) + " \"$@\"\n";
+         call + ".argv 2>/dev/null\n" + "export -p >" + call + ".env 2>/dev/null\n" +
+         "name=${0##*/}\n[ -e " + dir + "\"$name\" ] || name=.real\n" + "exec " + dir +
+         "\"$name\" \"$@\"\n";
+}
+
+// mount(8)'s options that take an argument: what follows one is its.
+bool TakesArgument(const std::string& arg) {
+  static const std::set<std::string> with_argument = {
+      "-o",      "-t",          "-O",       "-L",       "-U",      "--options",
+      "--types", "--test-opts", "--source", "--target", "--label", "--uuid"};
+  return with_argument.count(arg) > 0;
 }
 
 std::vector<std::string> SplitAtNul(const std::string& text) {
@@ -61,32 +75,33 @@ std::vector<std::string> SplitAtNul(const std::string& text) {
 
 }  // namespace
 
-HelperRecorder::HelperRecorder(sim::Node& node, const std::string& case_dir)
+HelperRecorder::HelperRecorder(sim::Node& node, const std::string& case_dir,
+                               const std::vector<std::string>& helper_dirs)
     : node_(node), dir_(case_dir + "/helper-calls/" + node.name()) {
   struct statvfs vfs {};
   if (::statvfs(case_dir.c_str(), &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
     skipped_ = "the case dir is on a noexec mount, where no wrapper can run";
     return;
   }
-  const auto helpers = MountHelpers();
+  const auto helpers = MountHelpers(helper_dirs);
   if (helpers.empty()) {
     skipped_ = "no mount(8) or mount.<type> on this machine";
     return;
   }
   fs::create_directories(dir_ + "/calls");
-  for (std::size_t i = 0; i < helpers.size(); ++i) {
-    const std::string& helper = helpers[i];
+  std::size_t i = 0;
+  for (const auto& [helper, names] : helpers) {
     const std::string real_dir = dir_ + "/real/" + std::to_string(i);
     fs::create_directories(real_dir);
-    const std::string real = real_dir + "/" + fs::path(helper).filename().string();
-    std::ofstream(real).flush();  // a file to bind the helper onto
-    const std::string wrapper = dir_ + "/wrapper-" + std::to_string(i);
-    std::ofstream(wrapper) << WrapperScript(dir_ + "/calls", real);
+    std::ofstream(real_dir + "/.real").flush();  // a file to bind the helper onto
+    for (const auto& name : names) fs::create_symlink(".real", real_dir + "/" + name);
+    const std::string wrapper = dir_ + "/wrapper-" + std::to_string(i++);
+    std::ofstream(wrapper) << WrapperScript(dir_ + "/calls", real_dir);
     fs::permissions(wrapper, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                  fs::perms::others_read | fs::perms::others_exec);
     try {
-      node_.filesystem().Mount(helper, real, "", MS_BIND, "");
-      binds_.push_back(real);
+      node_.filesystem().Mount(helper, real_dir + "/.real", "", MS_BIND, "");
+      binds_.push_back(real_dir + "/.real");
       node_.filesystem().Mount(wrapper, helper, "", MS_BIND, "");
       binds_.push_back(helper);
     } catch (const std::exception& e) {
@@ -133,9 +148,11 @@ void HelperRecorder::Clear() {
 std::vector<std::string> MountOptionStrings(const HelperCall& call) {
   std::vector<std::string> out;
   const auto& a = call.argv;
-  for (std::size_t i = 1; i < a.size(); ++i) {
+  for (std::size_t i = 1; i < a.size() && a[i] != "--"; ++i) {
     if ((a[i] == "-o" || a[i] == "--options") && i + 1 < a.size()) {
       out.push_back(a[++i]);
+    } else if (TakesArgument(a[i])) {
+      ++i;
     } else if (a[i].rfind("--options=", 0) == 0) {
       out.push_back(a[i].substr(10));
     } else if (a[i].size() > 2 && a[i].rfind("-o", 0) == 0) {
@@ -168,9 +185,23 @@ std::vector<std::string> SplitMountOptions(const std::string& options) {
   return parts;
 }
 
-bool SplitIntoOptions(const std::vector<HelperCall>& calls, const std::string& value) {
+std::string ValueAsOptions(const std::vector<HelperCall>& calls, const std::string& value) {
+  // mount(8)'s options that take an argument: what follows them is theirs.
+  static const std::set<std::string> takes_argument = {
+      "-o",      "-t",          "-O",       "-L",       "-U",      "--options",
+      "--types", "--test-opts", "--source", "--target", "--label", "--uuid"};
+  for (const auto& call : calls) {
+    const std::string helper = fs::path(call.argv.front()).filename().string();
+    for (std::size_t i = 1; i < call.argv.size() && call.argv[i] != "--"; ++i) {
+      if (!value.empty() && value.front() == '-' && call.argv[i] == value &&
+          !TakesArgument(call.argv[i - 1]))
+        return "reached " + helper +
+               " as an argument of its own before any '--', where its leading '-' makes it an "
+               "option: put '--' before the operands, or refuse it";
+    }
+  }
   const auto pieces = SplitMountOptions(value);
-  if (pieces.size() < 2) return false;
+  if (pieces.size() < 2) return "";
   auto ends_with = [](const std::string& s, const std::string& tail) {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
   };
@@ -180,12 +211,14 @@ bool SplitIntoOptions(const std::vector<HelperCall>& calls, const std::string& v
       for (std::size_t i = 1; i < got.size(); ++i) {
         for (std::size_t p = 1; p < pieces.size(); ++p) {
           if (!pieces[p].empty() && got[i] == pieces[p] && ends_with(got[i - 1], pieces[p - 1]))
-            return true;
+            return "reached " + fs::path(call.argv.front()).filename().string() +
+                   " split at its commas into mount options of their own: escape or quote it, "
+                   "pass it in a credentials file or the helper's environment, or refuse it";
         }
       }
     }
   }
-  return false;
+  return "";
 }
 
 }  // namespace flexkit::conform

@@ -26,7 +26,9 @@ struct HelperCall {
 // says why in skipped().
 class HelperRecorder {
  public:
-  HelperRecorder(sim::Node& node, const std::string& case_dir);
+  // `helper_dirs`: where mount(8) and mount.<type> are looked for.
+  HelperRecorder(sim::Node& node, const std::string& case_dir,
+                 const std::vector<std::string>& helper_dirs);
   ~HelperRecorder();
   HelperRecorder(const HelperRecorder&) = delete;
   HelperRecorder& operator=(const HelperRecorder&) = delete;
@@ -52,9 +54,11 @@ std::vector<std::string> MountOptionStrings(const HelperCall& call);
 // in a password) does not split.
 std::vector<std::string> SplitMountOptions(const std::string& options);
 
-// Whether `value`, which holds commas, reached a helper split into options
-// of their own: two consecutive options of one option string that end with
-// one comma-separated piece of `value` and are the next piece.
-bool SplitIntoOptions(const std::vector<HelperCall>& calls, const std::string& value);
+// How `value` became options of a mount helper, "" when it stayed data:
+// passed as an argument of its own that starts with '-' (before any `--`,
+// not the argument of -o or -t), or pasted into an option string so that
+// its commas split it (two consecutive options that end with one
+// comma-separated piece of `value` and are the next piece).
+std::string ValueAsOptions(const std::vector<HelperCall>& calls, const std::string& value);
 
 }  // namespace flexkit::conform

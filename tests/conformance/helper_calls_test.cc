@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -39,17 +40,23 @@ TEST(HelperCalls, AValueSplitIntoOptionsIsToldFromOneKeptWhole) {
   auto mount = [](const std::string& options) {
     return std::vector<HelperCall>{{{"mount", "-t", "cifs", "-o", options, "//s/x", "/m"}, ""}};
   };
-  EXPECT_TRUE(SplitIntoOptions(mount("username=-o remount,rw,exec=x,ro"), value));
+  EXPECT_NE(ValueAsOptions(mount("username=-o remount,rw,exec=x,ro"), value)
+                .find("reached mount split at its commas into mount options of their own"),
+            std::string::npos);
   // Quoted, or with its commas doubled (cifs's escape): one option.
-  EXPECT_FALSE(SplitIntoOptions(mount("username=\"-o remount,rw,exec=x\",ro"), value));
-  EXPECT_FALSE(SplitIntoOptions(mount("username=-o remount,,rw,,exec=x,ro"), value));
+  EXPECT_EQ(ValueAsOptions(mount("username=\"-o remount,rw,exec=x\",ro"), value), "");
+  EXPECT_EQ(ValueAsOptions(mount("username=-o remount,,rw,,exec=x,ro"), value), "");
   // rw that is the driver's own, not the value's.
-  EXPECT_FALSE(SplitIntoOptions(mount("rw,username=u"), value));
-  EXPECT_FALSE(SplitIntoOptions(mount("username=u"), "no comma"));
-  // The value as an argument of its own (a path): not options, unless its
-  // leading '-' makes it one ("-o remount,..." is read as -o).
-  EXPECT_FALSE(SplitIntoOptions({{{"mount.cifs", "//s/a,b", "/m"}, ""}}, "//s/a,b"));
-  EXPECT_TRUE(SplitIntoOptions({{{"mount.cifs", "//s/x", "/m", value}, ""}}, value));
+  EXPECT_EQ(ValueAsOptions(mount("rw,username=u"), value), "");
+  EXPECT_EQ(ValueAsOptions(mount("username=u"), "no comma"), "");
+  // The value as an argument of its own (a path) is data, unless its
+  // leading '-' makes it an option; after "--", or as -o's argument, it is
+  // data again.
+  EXPECT_EQ(ValueAsOptions({{{"mount.cifs", "//s/a,b", "/m"}, ""}}, "//s/a,b"), "");
+  EXPECT_NE(ValueAsOptions({{{"mount", "-t", "cifs", value, "/m"}, ""}}, value).find("leading '-'"),
+            std::string::npos);
+  EXPECT_EQ(ValueAsOptions({{{"mount", "-t", "cifs", "--", value, "/m"}, ""}}, value), "");
+  EXPECT_EQ(ValueAsOptions({{{"mount", "-o", value, "//s/x", "/m"}, ""}}, "-o x"), "");
 }
 
 // mount(8) run in the node's namespace, as a driver runs it, is recorded
@@ -61,7 +68,7 @@ TEST(HelperCalls, RecordsMountInTheNodeAndLeavesNothingMounted) {
   sim::Node node("n1", run.path());
   const auto mounts_before = node.Mounts()->size();
   {
-    HelperRecorder helpers(node, run.path());
+    HelperRecorder helpers(node, run.path(), {"/usr/bin", "/bin", "/usr/sbin", "/sbin"});
     ASSERT_EQ(helpers.skipped(), "");
     sim::ProcessSpec spec;
     spec.executable = "/bin/sh";
@@ -81,6 +88,30 @@ TEST(HelperCalls, RecordsMountInTheNodeAndLeavesNothingMounted) {
     EXPECT_TRUE(helpers.Calls().empty());
   }
   EXPECT_EQ(node.Mounts()->size(), mounts_before);
+}
+
+// A helper that is a symlink to a program reading the name it was called
+// by (a stub serving mount.cifs and mount.nfs, ntfs-3g) still gets that
+// name through the recorder.
+TEST(HelperCalls, AHelperKeepsTheNameItWasCalledBy) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir run("helper-calls");
+  const std::string bin = run.Join("sbin");
+  std::filesystem::create_directories(bin);
+  { std::ofstream(bin + "/multi-helper") << "#!/bin/sh\necho \"called as ${0##*/}\"\n"; }
+  std::filesystem::permissions(bin + "/multi-helper", std::filesystem::perms::owner_all);
+  std::filesystem::create_symlink("multi-helper", bin + "/mount.flexkita");
+  std::filesystem::create_symlink("multi-helper", bin + "/mount.flexkitb");
+  sim::Node node("n1", run.path());
+  HelperRecorder helpers(node, run.path(), {bin});
+  ASSERT_EQ(helpers.skipped(), "");
+  sim::ProcessSpec spec;
+  spec.executable = "/bin/sh";
+  spec.args = {"-c", bin + "/mount.flexkita x; " + bin + "/mount.flexkitb y"};
+  spec.namespace_fd = node.namespace_fd();
+  const auto r = sim::BoostProcessRunner().Run(spec);
+  EXPECT_EQ(r.combined, "called as mount.flexkita\ncalled as mount.flexkitb\n");
+  EXPECT_EQ(helpers.Calls().size(), 2u);
 }
 
 }  // namespace
