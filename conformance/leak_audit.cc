@@ -173,7 +173,8 @@ bool BackendPath(const std::string& path, const std::vector<std::string>& templa
   return false;
 }
 
-// Whether the regular file at `path` (up to 1 MiB) holds one of `secrets`.
+// Whether the regular file at `path` (up to 1 MiB) holds one of `secrets`
+// (or of any other marks).
 bool HoldsASecret(const std::string& path, const std::vector<std::string>& secrets) {
   std::error_code ec;
   if (secrets.empty() ||
@@ -309,12 +310,25 @@ NodeSnapshot TakeNodeSnapshot(const sim::Node& node) {
   return s;
 }
 
-std::vector<std::string> ScratchEntriesAdded(const HostSnapshot& run_start,
-                                             const HostSnapshot& now) {
+std::vector<std::string> ScratchEntriesAdded(const HostSnapshot& run_start, const HostSnapshot& now,
+                                             const std::vector<std::string>& run_marks) {
+  auto marked = [&run_marks](const std::string& path) {
+    const std::string name = std::filesystem::path(path).filename().string();
+    return std::any_of(
+               run_marks.begin(), run_marks.end(),
+               [&name](const std::string& m) { return name.find(m) != std::string::npos; }) ||
+           HoldsASecret(path, run_marks);
+  };
   std::vector<std::string> left;
   for (const auto& path : TopMostAdded(run_start.scratch, now.scratch)) {
     std::error_code ec;
-    if (std::filesystem::exists(std::filesystem::symlink_status(path, ec))) left.push_back(path);
+    if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) continue;
+    bool ours = marked(path);
+    for (auto it = now.scratch.upper_bound(path); !ours && it != now.scratch.end(); ++it) {
+      if (!Under(*it, path)) break;
+      ours = marked(*it);
+    }
+    if (ours) left.push_back(path);
   }
   return left;
 }

@@ -109,11 +109,14 @@ struct NodeSnapshot {
 };
 NodeSnapshot TakeNodeSnapshot(const sim::Node& node);
 
-// The scratch entries new since `run_start` that are still there: what
-// the run left that no case's marks claim (a driver's log, a file under a
-// random name), or another program's. The top-most new entry of each.
-std::vector<std::string> ScratchEntriesAdded(const HostSnapshot& run_start,
-                                             const HostSnapshot& now);
+// The scratch entries new since `run_start` that are still there and bear
+// one of `run_marks` (the run's name prefix, its dir, the profile's
+// secrets) in a name or a file's content, theirs or, for a dir, one of
+// its entries': what the run's driver calls left that no case claims (a
+// log of every volume, credentials under a random name). Another
+// program's entries bear none. The top-most new entry of each.
+std::vector<std::string> ScratchEntriesAdded(const HostSnapshot& run_start, const HostSnapshot& now,
+                                             const std::vector<std::string>& run_marks);
 
 // "what leaked" lines under the run dir alone; empty when nothing did.
 std::vector<std::string> CompareHost(const HostSnapshot& before, const HostSnapshot& after);

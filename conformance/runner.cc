@@ -133,17 +133,26 @@ void JudgeHostLeaks(const HostSnapshot& run_start, const CaseMarks& marks, bool 
   }
 }
 
-// What the run left in the host's scratch places that no case's marks
-// claim: "" when nothing.
-std::string ScratchNote(const HostSnapshot& run_start, const HostSnapshot& now) {
-  const auto left = ScratchEntriesAdded(run_start, now);
+// Every name a run's cases make starts with it: "r<pid>c" (then the case,
+// "r1234c5"), so what the run made is told from another run's.
+std::string RunPrefix() { return "r" + std::to_string(::getpid() % 100000) + "c"; }
+
+// What the run's driver calls left in the host's scratch places that no
+// case's marks claim: "" when nothing.
+std::string ScratchNote(const DriverProfile& profile, const RunSummary& summary,
+                        const HostSnapshot& run_start) {
+  std::vector<std::string> marks = {"-" + RunPrefix(), summary.run_dir};
+  for (const auto& [key, value] : profile.secrets) {
+    if (value.size() >= 6) marks.push_back(value);  // shorter ones match anything
+  }
+  const auto left = ScratchEntriesAdded(run_start, TakeHostSnapshot(summary.run_dir), marks);
   if (left.empty()) return "";
   constexpr std::size_t kShown = 10;
   std::vector<std::string> shown(left.begin(), left.begin() + std::min(left.size(), kShown));
   if (left.size() > kShown)
     shown.push_back("and " + std::to_string(left.size() - kShown) + " more");
-  return "left in the host's scratch places during the run and named for no case (a driver's "
-         "log, or credentials or state under names of its own, or another program's): " +
+  return "left in the host's scratch places by the run's driver calls (they hold the run's "
+         "volume names or the profile's secrets) and named for no case: " +
          Join(shown, ", ");
 }
 
@@ -477,7 +486,7 @@ void StartWorkers(const RunScope& run, CaseScheduler& scheduler, std::map<pid_t,
     }
     // Every case of the run shares the run's pid; the index (and the
     // attempt) tell them apart.
-    const std::string unique = "r" + std::to_string(::getpid() % 100000) + "c" + next->Suffix();
+    const std::string unique = RunPrefix() + next->Suffix();
     const pid_t pid = ForkWorker(run, *next, unique);
     if (pid < 0) {
       scheduler.Finish(*next, HarnessError(c, "starting the case",
@@ -568,7 +577,7 @@ RunSummary RunCases(const DriverProfile& profile, const std::vector<const Case*>
                             std::to_string(cases.size() - summary.results.size()) + " of " +
                             std::to_string(cases.size()) + " cases not run");
   for (auto& note : HangNotes(hangs, profile)) summary.notes.push_back(std::move(note));
-  if (auto note = ScratchNote(run_start, TakeHostSnapshot(summary.run_dir)); !note.empty())
+  if (auto note = ScratchNote(profile, summary, run_start); !note.empty())
     summary.notes.push_back(std::move(note));
   if (!settings.keep) {
     std::error_code ec;

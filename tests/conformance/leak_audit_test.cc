@@ -268,10 +268,14 @@ TEST(LeakAudit, AScratchEntryNamedForTheCaseIsLeftAndRemoved) {
   for (const auto& line : lines) EXPECT_NE(line.find("(reclaimed)"), std::string::npos) << line;
   EXPECT_FALSE(fs::exists(cred));
   EXPECT_FALSE(fs::exists(fs::path(clone).parent_path()));
-  const auto left = ScratchEntriesAdded(before, TakeHostSnapshot(run.path()));
+  // The run's note: what bears the run's marks (the log holds a volume's
+  // name; the clones dir is named for the run), not another program's.
+  const std::string other = files.Make("flexkit-other-program." + std::to_string(::getpid()));
+  const auto left = ScratchEntriesAdded(before, TakeHostSnapshot(run.path()), {"-" + p});
   EXPECT_NE(std::find(left.begin(), left.end(), log), left.end()) << ::testing::PrintToString(left);
   EXPECT_NE(std::find(left.begin(), left.end(), "/tmp/flexkit-clones-" + p), left.end());
   EXPECT_EQ(std::find(left.begin(), left.end(), cred), left.end());
+  EXPECT_EQ(std::find(left.begin(), left.end(), other), left.end());
 }
 
 // A credentials file under a random name is the case's when it holds a
