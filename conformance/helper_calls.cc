@@ -112,14 +112,20 @@ HelperRecorder::HelperRecorder(sim::Node& node, const std::string& case_dir,
 }
 
 HelperRecorder::~HelperRecorder() {
-  if (!node_.running()) return;  // the namespace went, and its binds with it
-  for (auto it = binds_.rbegin(); it != binds_.rend(); ++it) {
+  bool unbound = true;
+  // A crashed node's namespace went, and its binds with it.
+  for (auto it = binds_.rbegin(); node_.running() && it != binds_.rend(); ++it) {
     try {
       node_.filesystem().Unmount(*it);
     } catch (const std::exception&) {
-      // Still busy (a helper that has not exited): the node audit names it.
+      unbound = false;  // still busy (a helper that has not exited): the node audit names it
     }
   }
+  // The records hold what the helpers got, secrets among them: gone with
+  // the recorder, even from a case dir kept with --keep.
+  std::error_code ec;
+  fs::remove_all(dir_ + "/calls", ec);
+  if (unbound) fs::remove_all(dir_, ec);
 }
 
 std::vector<HelperCall> HelperRecorder::Calls() const {

@@ -20,8 +20,9 @@ struct HelperCall {
   std::string environment;        // `export -p` of the helper's shell
 };
 
-// Records every mount helper call in `node` while it lives; the binds go
-// with it (the case's node-leak audit runs after). Where it cannot record
+// Records every mount helper call in `node` while it lives; the binds and
+// the records (they hold secrets) go with it (the case's node-leak audit
+// runs after). Where it cannot record
 // (the case dir on a noexec mount, no mount(8)), it records nothing and
 // says why in skipped().
 class HelperRecorder {

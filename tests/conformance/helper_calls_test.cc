@@ -88,6 +88,7 @@ TEST(HelperCalls, RecordsMountInTheNodeAndLeavesNothingMounted) {
     EXPECT_TRUE(helpers.Calls().empty());
   }
   EXPECT_EQ(node.Mounts()->size(), mounts_before);
+  EXPECT_FALSE(std::filesystem::exists(run.Join("helper-calls/n1")));  // nor the records
 }
 
 // A helper that is a symlink to a program reading the name it was called
