@@ -153,9 +153,11 @@ std::optional<PodVolume> SetUpOrRefused(CaseContext& c, sim::Node& n, const sim:
   }
 }
 
-std::vector<std::string> MountHelperDirs(const CaseContext& c, const sim::Node& n) {
+std::vector<std::string> MountHelperDirs(const CaseContext& c) {
+  // Drivers are run where they are (CaseContext::CheckedCall), not from a
+  // copy in the node's plugin dir.
   return {"/usr/bin", "/bin", "/usr/sbin", "/sbin",
-          n.plugin_dir() + "/" + sim::EscapeDriverName(c.profile().driver_name)};
+          std::filesystem::path(c.profile().driver).parent_path().string()};
 }
 
 void TearDownAll(CaseContext& c) {

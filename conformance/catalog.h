@@ -121,9 +121,9 @@ std::optional<PodVolume> SetUpOrRefused(CaseContext& c, sim::Node& n, const sim:
 // Runs what the tracker still holds (the case's teardown); FAIL on errors.
 void TearDownAll(CaseContext& c);
 
-// Where the driver's mount helpers are on node `n`: the system's dirs and
-// the driver's own folder (a mount.cifs it ships beside itself).
-std::vector<std::string> MountHelperDirs(const CaseContext& c, const sim::Node& n);
+// Where the driver's mount helpers are: the system's dirs and the
+// driver's own folder (a mount.cifs it ships beside itself).
+std::vector<std::string> MountHelperDirs(const CaseContext& c);
 
 // Common `applies` predicates.
 std::string Always(const DriverProfile&);

@@ -70,7 +70,7 @@ void CheckNotMadeOptions(CaseContext& c, const HelperRecorder& helpers, const st
 
 void HostileSecretValues(CaseContext& c) {
   auto& n = c.node();
-  HelperRecorder helpers(n, c.case_dir(), MountHelperDirs(c, n));
+  HelperRecorder helpers(n, c.case_dir(), MountHelperDirs(c));
   std::set<std::string> reported;
   for (const auto& key : HostileSecretKeys(c.profile())) {
     for (const auto& value : HostileValues(c, "secret " + key)) {
@@ -104,7 +104,7 @@ std::vector<std::string> HostileOptionKeys(const DriverProfile& p) {
 
 void HostileOptionValues(CaseContext& c) {
   auto& n = c.node();
-  HelperRecorder helpers(n, c.case_dir(), MountHelperDirs(c, n));
+  HelperRecorder helpers(n, c.case_dir(), MountHelperDirs(c));
   std::set<std::string> reported;
   for (const auto& key : HostileOptionKeys(c.profile())) {
     for (const auto& value : HostileValues(c, "option " + key)) {

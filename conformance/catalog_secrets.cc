@@ -97,7 +97,7 @@ void SecretsDecodedBeforeUse(CaseContext& c) {
       c.AddSecret(pod.secret[key]);
     }
   }
-  HelperRecorder helpers(n, c.case_dir(), MountHelperDirs(c, n));
+  HelperRecorder helpers(n, c.case_dir(), MountHelperDirs(c));
   auto v = c.SetUp(n, c.Volume(c.Unique("vol")), pod);
   if (!v.driver_mounted)
     c.Skip("capability: mount is Not supported, so the driver never sees secrets");
