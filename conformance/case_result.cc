@@ -122,6 +122,7 @@ nlohmann::ordered_json ResultToJson(const CaseResult& r) {
     c["findings"].push_back(std::move(finding));
   }
   c["warnings"] = r.warnings;
+  if (!r.not_checked.empty()) c["not_checked"] = r.not_checked;
   c["duration_ms"] = r.duration.count();
   c["driver_ms"] = r.driver_time.count();
   c["transcript"] = r.transcript;
@@ -157,6 +158,7 @@ CaseResult ResultFromJson(const nlohmann::ordered_json& j) {
       r.findings.push_back(std::move(finding));
     }
     r.warnings = j.at("warnings").get<std::vector<std::string>>();
+    if (j.contains("not_checked")) r.not_checked = j["not_checked"].get<std::string>();
     r.duration = std::chrono::milliseconds(j.at("duration_ms").get<std::int64_t>());
     r.driver_time = std::chrono::milliseconds(j.at("driver_ms").get<std::int64_t>());
     r.transcript = j.at("transcript");

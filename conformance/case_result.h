@@ -45,6 +45,10 @@ struct CaseResult {
   // ERROR findings; warnings are in `warnings`).
   std::vector<Finding> findings;
   std::vector<std::string> warnings;
+  // A case that stopped at a defect before its own checks ran: which of
+  // its rules it never judged and what stopped it ("" when it judged them
+  // all, or none was due), so a report shows what was not checked.
+  std::string not_checked;
   std::chrono::milliseconds duration{0};
   std::chrono::milliseconds driver_time{0};  // spent inside driver processes
   nlohmann::ordered_json transcript = nlohmann::ordered_json::array();  // secrets redacted

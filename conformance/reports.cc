@@ -126,6 +126,7 @@ void ConsoleReporter::CaseFinished(const CaseResult& r, std::size_t finished, st
       out_ << (f.grade == Grade::kError ? "    harness error: " : "    rule: ") << f.rule
            << "\n    why:  " << f.why << "\n";
     }
+    if (!r.not_checked.empty()) out_ << "    not checked: " << r.not_checked << "\n";
     if (!r.transcript.empty())
       out_ << "    calls (secrets redacted):\n" << FormatCalls(r.transcript);
   }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -68,6 +69,55 @@ std::optional<CaseResult> Skipped(const DriverProfile& profile, const Case& c) {
   return r;
 }
 
+// The F-codes a rule names: "F1/F2/F3 one-json-reply: ..." -> F1, F2, F3.
+std::set<std::string> FCodes(const std::string& rule) {
+  std::set<std::string> codes;
+  const std::string head = rule.substr(0, rule.find(' '));
+  std::size_t from = 0;
+  while (from < head.size()) {
+    const std::size_t slash = head.find('/', from);
+    const std::string code = head.substr(from, slash == std::string::npos ? slash : slash - from);
+    if (code.size() > 1 && code[0] == 'F' && std::isdigit(static_cast<unsigned char>(code[1])))
+      codes.insert(code);
+    if (slash == std::string::npos) break;
+    from = slash + 1;
+  }
+  return codes;
+}
+
+// What a case that stopped at a defect of a set-up call (attach,
+// waitforattach, mountdevice, mount: kubelet retries it and goes no
+// further) never judged: its own rules that no finding names. "" when it
+// stopped elsewhere (teardown comes after its checks), or a finding names
+// one of its rules (it got to its own check, or its own check stopped it),
+// or the case is one whose hostile input breaking the set-up is the
+// defect it looks for ([robustness]).
+std::string NotChecked(const Case& c, CaseContext& ctx, const std::string& stopped_at) {
+  if (std::count(c.tags.begin(), c.tags.end(), "robustness")) return "";
+  static const std::set<std::string> set_up_verbs = {"attach", "waitforattach", "mountdevice",
+                                                     "mount", "getvolumename"};
+  const auto findings = ctx.findings();
+  std::optional<std::size_t> call;
+  for (const auto& f : findings) {
+    if (f.rule == stopped_at) call = f.call;
+  }
+  const auto calls = ctx.transcript().Calls();
+  if (!call || *call >= calls.size() || !set_up_verbs.count(calls[*call].verb)) return "";
+  std::set<std::string> seen;
+  for (const auto& f : findings) {
+    for (const auto& code : FCodes(f.rule)) seen.insert(code);
+  }
+  std::vector<std::string> missed;
+  for (const auto& mode : c.failure_modes) {
+    if (seen.count(mode)) return "";
+    missed.push_back(mode);
+  }
+  if (missed.empty()) return "";
+  return Join(missed, ", ") + ": the case stopped at " +
+         stopped_at.substr(0, stopped_at.find(':')) + " in " + calls[*call].verb +
+         ", before its own checks; kubelet retries that call and gets no further either";
+}
+
 // Runs the case in its set-up context and judges it: its findings, kubelet's
 // teardown of what it set up, what it left on its nodes, its warnings.
 void RunAndJudge(const Case& c, CaseContext& ctx, Fixture& fixture,
@@ -82,6 +132,7 @@ void RunAndJudge(const Case& c, CaseContext& ctx, Fixture& fixture,
   } catch (const CaseFailure& e) {
     // Recorded by Fail; a CaseFailure thrown directly is added here.
     if (!e.recorded) ctx.Record(e.rule, e.what());
+    r.not_checked = NotChecked(c, ctx, e.rule);
   } catch (const std::exception& e) {
     stopped = e.what();
   }

@@ -418,6 +418,35 @@ TEST(ShortRuns, QuietPrintsOnlyWhatIsNotPassAndFailFastStopsAtTheFirstFail) {
 
 // A driver whose every mount hangs costs the run one full deadline: the
 // cases after the first hang give mount a fifth of it, and say so.
+// A driver whose mount always fails stops every case that sets a volume
+// up before that case's own check: the report says which rules it never
+// judged, and a case that does not mount says nothing of the kind.
+TEST(ShortRuns, ACaseStoppedBeforeItsOwnCheckSaysWhatItDidNotCheck) {
+  FLEXKIT_REQUIRE_ROOT();
+  flexkit::testing::TempDir dir("flexconform-not-checked");
+  std::filesystem::create_directories(dir.Join("flexkit~nomount"));
+  const std::string driver = dir.Join("flexkit~nomount/nomount");
+  std::ofstream(driver)
+      << "#!/bin/sh\n[ \"$1\" = mount ] && { "
+      << "echo '{\"status\":\"Failure\",\"message\":\"backend down\"}'; exit 1; }\n"
+      << "exec " << FLEXKIT_MUTANTS_DIR << "/mutant~none/none \"$@\"\n";
+  std::filesystem::permissions(driver, std::filesystem::perms::owner_all);
+  const auto r = Flexconform(
+      dir, {"--driver", driver, "--focus", "^(readonly/write-fails|protocol/init-reply)\\b",
+            "--json", dir.Join("r.json")});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const auto report = ReadReport(dir.Join("r.json"));
+  std::map<std::string, std::string> not_checked;
+  for (const auto& c : report["cases"])
+    not_checked[c["name"]] = c.value("not_checked", std::string());
+  EXPECT_EQ(not_checked["readonly/write-fails"].rfind("F18: the case stopped at ", 0), 0u)
+      << not_checked["readonly/write-fails"];
+  EXPECT_NE(not_checked["readonly/write-fails"].find(" in mount, before its own checks"),
+            std::string::npos);
+  EXPECT_EQ(not_checked["protocol/init-reply"], "");
+  EXPECT_NE(r.out.find("    not checked: F18"), std::string::npos) << r.out;
+}
+
 TEST(ShortRuns, AVerbThatHungGetsAShorterDeadlineInTheCasesAfter) {
   FLEXKIT_REQUIRE_ROOT();
   flexkit::testing::TempDir dir("flexconform-hang");
