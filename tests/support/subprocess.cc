@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "tests/support/temp_dir.h"
 
@@ -125,7 +128,21 @@ std::vector<pid_t> LiveProcessesCarrying(const std::string& entry) {
     const std::string stat = ReadFileText(proc.path().string() + "/stat");
     const size_t comm_end = stat.rfind(')');
     if (comm_end == std::string::npos || stat.compare(comm_end, 3, ") Z") == 0) continue;
-    const std::string env = std::string(1, '\0') + ReadFileText(proc.path().string() + "/environ");
+    // Mid-execve a process's environ reads empty until the new image's is
+    // laid out: read again for a user process (kernel threads have none).
+    std::istringstream fields(stat.substr(comm_end + 2));
+    std::string field;
+    unsigned long flags = 0;
+    for (int i = 0; i < 7 && fields >> field; ++i) flags = std::strtoul(field.c_str(), nullptr, 10);
+    constexpr unsigned long kKernelThread = 0x00200000;  // PF_KTHREAD
+    std::string environ_text = ReadFileText(proc.path().string() + "/environ");
+    for (int i = 0; i < 200 && environ_text.empty() && !(flags & kKernelThread) &&
+                    std::filesystem::exists(proc.path());
+         ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      environ_text = ReadFileText(proc.path().string() + "/environ");
+    }
+    const std::string env = std::string(1, '\0') + environ_text;
     if (env.find(std::string(1, '\0') + entry + std::string(1, '\0')) != std::string::npos) {
       found.push_back(static_cast<pid_t>(std::stol(name)));
     }

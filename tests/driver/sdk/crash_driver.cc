@@ -60,12 +60,13 @@ class CrashDriver final : public flexvolume::Driver {
     return flexvolume::Succeed();
   }
   // Noise from the driver, a library and a child process that outlives the
-  // driver holding whatever fds it inherited.
+  // driver holding whatever fds it inherited. The child lives long enough
+  // (the test kills it) that a slow, loaded machine still finds it alive.
   DriverStatus MountDevice(const std::string&, const std::string&, const Options&) override {
     printf("library chatter on stdout\n");
     fflush(stdout);
     fprintf(stderr, "library chatter on stderr\n");
-    if (system("echo child chatter; echo child error >&2; (sleep 3 &)") != 0) {
+    if (system("echo child chatter; echo child error >&2; (sleep 60 &)") != 0) {
       return flexvolume::Fail("mountdevice: could not run the child");
     }
     return flexvolume::Succeed();

@@ -77,7 +77,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& test_info) { return std::string(test_info.param.name); });
 
 TEST(ExecDriver, NoiseFromLibrariesAndChildrenNeverReachesKubelet) {
-  // The driver's background `sleep 3` inherits this marker with the rest of
+  // The driver's background `sleep 60` inherits this marker with the rest of
   // the environment, so the test can find it without racing its start.
   flexkit::testing::TempDir dir("exec-driver-noise");
   const std::string marker = "FLEXKIT_EXEC_DRIVER_TEST=" + dir.path();
