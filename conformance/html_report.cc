@@ -772,8 +772,8 @@ std::string SummaryTable(const RunSummary& summary, const std::vector<std::size_
   return html;
 }
 
-// Each finding's rule, why and fix; the case's rule and reason when it has
-// no findings.
+// Each finding's rule, why and fix (the case's rule and reason when it has
+// no findings), then what a set-up call's defect kept the case from checking.
 std::string FindingParagraphs(const CaseResult& r) {
   std::string html;
   if (r.findings.size() > 1)
@@ -786,6 +786,8 @@ std::string FindingParagraphs(const CaseResult& r) {
   if (r.findings.empty())
     html += "<p><b>Rule broken:</b> " + HtmlText(r.rule) + "</p><p><b>Why:</b> " +
             HtmlText(r.reason, 8192) + "</p>" + FixParagraph(r.rule);
+  if (!r.not_checked.empty())
+    html += "<p><b>Not checked:</b> " + HtmlText(r.not_checked, 2048) + "</p>";
   return html;
 }
 

@@ -62,13 +62,15 @@ std::vector<std::pair<std::string, std::vector<std::string>>> DistinctRules(cons
   return rules;
 }
 
-// Each finding, and the fix hint of its rule on the line after it.
+// Each finding, and the fix hint of its rule on the line after it; then what
+// the case did not check, when a set-up call stopped it.
 std::string FindingsText(const CaseResult& r) {
   std::string out;
   for (const auto& f : FindingsOf(r)) {
     out += std::string(f.grade == Grade::kError ? "ERROR " : "") + f.rule + ": " + f.why + "\n";
     if (const std::string hint = FixHint(f.rule); !hint.empty()) out += "  fix: " + hint + "\n";
   }
+  if (!r.not_checked.empty()) out += "not checked: " + r.not_checked + "\n";
   return out;
 }
 

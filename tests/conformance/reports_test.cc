@@ -71,6 +71,23 @@ TEST(Reports, JunitCarriesEachFindingsFixHint) {
   EXPECT_NE(body.find("  fix: " + FixHint("F26 no-leaks")), std::string::npos) << xml;
 }
 
+// A case a set-up call's defect stopped says in JUnit what it did not
+// check, as the console does: a CI page shows what is not graded yet.
+TEST(Reports, JunitSaysWhatAStoppedCaseDidNotCheck) {
+  RunSummary s;
+  CaseResult r;
+  r.name = "readonly/write-fails";
+  AddFinding(r, {Grade::kFail, "F8 mount-works: a mount that succeeds mounts", "mount failed"});
+  r.not_checked = "F18: the case stopped at call 2 in mount, before its own checks";
+  s.results = {r};
+  const std::string xml = JunitXml(s, Info());
+  const auto failure = xml.find("<failure ");
+  ASSERT_NE(failure, std::string::npos) << xml;
+  EXPECT_NE(xml.find("not checked: F18: the case stopped at call 2 in mount", failure),
+            std::string::npos)
+      << xml;
+}
+
 // What Jenkins, GitLab and GitHub show of a suite: its name, properties,
 // timestamp and hostname; a WARN as a property and system-out.
 TEST(Reports, JunitNamesTheDriverAndCarriesTheRunAsProperties) {
