@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -246,9 +247,14 @@ TEST(Flexconform, MergeJoinsTheShardsOfARunIntoOneReport) {
   FLEXKIT_REQUIRE_ROOT();
   flexkit::testing::TempDir dir;
   const std::string tmpfs = BuiltBinary("driver/samples/tmpfs/flexkit-tmpfs");
+  // A hang guard, not a time limit: under TSan on a busy 2-core machine a
+  // shard took over a minute.
+  flexkit::testing::RunOptions slow;
+  slow.deadline = std::chrono::minutes(5);
   for (const std::string shard : {"0", "1"}) {
     auto r = RunProcess({Flexconform(), "--driver", tmpfs, "--shard", shard + "/2", "--json",
-                         dir.Join(shard + ".json"), "--run-root", dir.path()});
+                         dir.Join(shard + ".json"), "--run-root", dir.path()},
+                        slow);
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   }
   auto merged = RunProcess({Flexconform(), "merge", dir.Join("0.json"), dir.Join("1.json"),
