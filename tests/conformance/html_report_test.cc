@@ -213,24 +213,6 @@ TEST(HtmlReport, EveryCaseHasARowAndASectionAndFailuresAreHighlighted) {
               std::string::npos);
 }
 
-// The FAIL box of a case a set-up call stopped says which rule it never judged.
-TEST(HtmlReport, AStoppedCaseSaysWhatItDidNotCheck) {
-  RunSummary run;
-  CaseResult r;
-  r.name = "readonly/write-fails";
-  AddFinding(r, {Grade::kFail, "F8 mount-works: a mount that succeeds mounts", "mount failed"});
-  r.not_checked = "F18: the case stopped at call 2 in mount, before <its> own checks";
-  run.results = {r};
-  const std::string html = HtmlReport(run, "/drv", "none");
-  const auto box = html.find("<div class=\"failure\">");
-  ASSERT_NE(box, std::string::npos) << html;
-  const std::string failure = html.substr(box, html.find("</div>", box) - box);
-  EXPECT_NE(failure.find("<b>Not checked:</b> F18: the case stopped at call 2 in mount, before "
-                         "&lt;its&gt; own checks"),
-            std::string::npos)
-      << failure;
-}
-
 TEST(HtmlReport, DiagramHasLifelinesPerComponentAndBackendRequestsInsideTheirCall) {
   const std::string html = HtmlReport(HostileRun(), "/drv", "convoy-fake");
   const auto start = html.find("<svg class=\"seq\"", html.find("id=\"case-0\""));

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "conformance/html_report.h"
 #include "conformance/rules.h"
 #include "tests/support/report_schema.h"
 #include "tests/support/temp_dir.h"
@@ -71,21 +72,40 @@ TEST(Reports, JunitCarriesEachFindingsFixHint) {
   EXPECT_NE(body.find("  fix: " + FixHint("F26 no-leaks")), std::string::npos) << xml;
 }
 
-// A case a set-up call's defect stopped says in JUnit what it did not
-// check, as the console does: a CI page shows what is not graded yet.
-TEST(Reports, JunitSaysWhatAStoppedCaseDidNotCheck) {
-  RunSummary s;
+// A case a set-up call's defect stopped, as the runner leaves it.
+CaseResult StoppedCase() {
   CaseResult r;
   r.name = "readonly/write-fails";
   AddFinding(r, {Grade::kFail, "F8 mount-works: a mount that succeeds mounts", "mount failed"});
-  r.not_checked = "F18: the case stopped at call 2 in mount, before its own checks";
-  s.results = {r};
+  r.not_checked = "F18: the case stopped at call 2 in mount, before <its> own checks";
+  return r;
+}
+
+// A stopped case says in JUnit what it did not check, as the console does:
+// a CI page shows what is not graded yet.
+TEST(Reports, JunitSaysWhatAStoppedCaseDidNotCheck) {
+  RunSummary s;
+  s.results = {StoppedCase()};
   const std::string xml = JunitXml(s, Info());
   const auto failure = xml.find("<failure ");
   ASSERT_NE(failure, std::string::npos) << xml;
   EXPECT_NE(xml.find("not checked: F18: the case stopped at call 2 in mount", failure),
             std::string::npos)
       << xml;
+}
+
+// The HTML report's FAIL box of a stopped case says which rule it never judged.
+TEST(Reports, HtmlSaysWhatAStoppedCaseDidNotCheck) {
+  RunSummary run;
+  run.results = {StoppedCase()};
+  const std::string html = HtmlReport(run, "/drv", "none");
+  const auto box = html.find("<div class=\"failure\">");
+  ASSERT_NE(box, std::string::npos) << html;
+  const std::string failure = html.substr(box, html.find("</div>", box) - box);
+  EXPECT_NE(failure.find("<b>Not checked:</b> F18: the case stopped at call 2 in mount, before "
+                         "&lt;its&gt; own checks"),
+            std::string::npos)
+      << failure;
 }
 
 // What Jenkins, GitLab and GitHub show of a suite: its name, properties,
